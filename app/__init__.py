@@ -1,0 +1,48 @@
+"""botsvc: a self-hosted bot messaging service (contract 2.0.0)."""
+from __future__ import annotations
+
+import logging
+import os
+
+from flask import Flask
+from werkzeug.exceptions import HTTPException
+
+from app.body import BotsvcRequest
+from app.config import Settings
+from app.db import close_db, migrate
+from app.envelope import error_response, http_exception_response, internal_error_response
+from app.errors import ApiError
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
+    settings = settings or Settings.from_env()
+    app = Flask(__name__)
+    app.request_class = BotsvcRequest
+    app.config["SETTINGS"] = settings
+    app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
+    migrate(settings.db_path)
+
+    from app import api, cleanup, manage  # noqa: F401  (registers methods and jobs)
+
+    app.register_blueprint(api.bp)
+    app.register_blueprint(manage.bp)
+    app.teardown_appcontext(close_db)
+    app.register_error_handler(ApiError, error_response)
+    app.register_error_handler(HTTPException, http_exception_response)
+    app.register_error_handler(Exception, internal_error_response)
+
+    if settings.webhook_allow_private:
+        log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
+                    "private addresses. For local development and CI only.")
+    if start_worker and settings.run_scheduler:
+        from app.worker import start_worker as start
+        start(app)
+    return app
+
+
+def _private_dir(data_dir: str, name: str) -> str:
+    path = os.path.join(data_dir, name)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path

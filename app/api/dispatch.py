@@ -1,0 +1,161 @@
+"""The /v2 request pipeline, in the order DECISIONS §5 fixes:
+platform, token, bot disabled, idempotency replay, rate limits, validation,
+execution. Validation is *computed* before the write transaction (it needs no
+lock) but *applied* in its place in that order, so an invalid request still
+consumes its rate and is stored under its Idempotency-Key.
+"""
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, Response, current_app, request
+
+from app import idempotency as idem
+from app import limits
+from app.api.registry import METHODS, ApiMethod, Call
+from app.auth import authenticate_bot, bearer_token, platform_disabled
+from app.body import RequestBody, coerce_form_values, parse_body
+from app.db import get_db, transaction
+from app.envelope import REPLAY_HEADER, dumps, error_response, json_response, ok_body
+from app.errors import ApiError, ErrorCode, invalid
+from app.validation import load
+
+bp = Blueprint("api", __name__, url_prefix="/v2")
+ALL_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+@bp.route("/<name>", methods=ALL_HTTP_METHODS, provide_automatic_options=False)
+def call_method(name: str) -> Response:
+    method = METHODS.get(name)
+    if method is None:
+        raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
+    if request.method != "POST":
+        raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "Methods are called with POST")
+    settings = current_app.config["SETTINGS"]
+    conn = get_db()
+    if platform_disabled(conn):
+        raise ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
+    bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
+    if bot.disabled:
+        raise ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")
+    raw_key = request.headers.get(idem.HEADER)
+    key = idem.validate_key(raw_key) if raw_key is not None else None
+    body = parse_body(request, settings.upload_max_bytes)
+    call = Call(conn, settings, bot, name, files=body.files)
+    validated = _validate(method, body)
+    in_force = limits.configured_limits(settings)
+    run = Run(call, method, validated, key,
+              idem.fingerprint(name, body.fingerprint_source()) if key else None,
+              [in_force[b] for b in ("api", *method.buckets) if b in in_force])
+    return run.claimed() if method.prepare else run.single()
+
+
+def _validate(method: ApiMethod, body: RequestBody) -> dict | ApiError:
+    params = body.params
+    unexpected = set(body.files) - set(method.file_fields)
+    if unexpected:
+        name = sorted(unexpected)[0]
+        return invalid(name, f"Parameter {name} does not accept a file upload")
+    try:
+        if body.is_form and method.schema is not None:
+            params = coerce_form_values(method.schema.fields, params)
+        params = {**params, **body.files}
+        if method.schema is None:
+            if params:
+                name = sorted(params)[0]
+                return invalid(name, f"Unknown parameter: {name}")
+            return {}
+        return load(method.schema, params)
+    except ApiError as error:
+        return error
+
+
+class Run:
+    """One execution of a method under the idempotency and rate rules."""
+
+    def __init__(self, call: Call, method: ApiMethod, validated, key, fp, in_force):
+        self.call, self.method, self.validated = call, method, validated
+        self.key, self.fp, self.limits = key, fp, in_force
+        self.conn = call.conn
+
+    def single(self) -> Response:
+        """Check, consume, execute and store in one write transaction."""
+        deadline = time.monotonic() + idem.WAIT_FOR_RUNNING_SECONDS
+        while True:
+            try:
+                with transaction(self.conn):
+                    replay = self._replay_or_none()
+                    if replay is not None:
+                        return replay
+                    limits.consume(self.conn, self.call.bot.id, self.limits)
+                    status, body, headers = self._execute_in_savepoint()
+                    self._store(status, body)
+                return json_response(status, body, headers)
+            except idem.StillRunning:
+                self._wait(deadline)
+
+    def claimed(self) -> Response:
+        """Claim the key, run the slow part outside any transaction, then store."""
+        deadline = time.monotonic() + idem.WAIT_FOR_RUNNING_SECONDS
+        while True:
+            try:
+                with transaction(self.conn):
+                    replay = self._replay_or_none()
+                    if replay is not None:
+                        return replay
+                    limits.consume(self.conn, self.call.bot.id, self.limits)
+                    if self.key:
+                        idem.claim(self.conn, self.call.bot.id, self.key, self.call.method,
+                                   self.fp)
+                break
+            except idem.StillRunning:
+                self._wait(deadline)
+        try:
+            if isinstance(self.validated, ApiError):
+                raise self.validated
+            self.call.params = self.validated
+            self.call.prepared = self.method.prepare(self.call)
+            with transaction(self.conn):
+                body = ok_body(self.method.handler(self.call))
+                self._store(200, body)
+            return json_response(200, body)
+        except ApiError as error:
+            with transaction(self.conn):
+                self._store(error.http_status, dumps(error.body()))
+            return error_response(error)
+        except BaseException:
+            if self.key:
+                with transaction(self.conn):
+                    idem.release(self.conn, self.call.bot.id, self.key)
+            raise
+
+    def _replay_or_none(self) -> Response | None:
+        if not self.key:
+            return None
+        stored = idem.lookup(self.conn, self.call.bot.id, self.key, self.call.method, self.fp)
+        if stored is None:
+            return None
+        return json_response(stored.http_status, stored.body, {REPLAY_HEADER: "true"})
+
+    def _execute_in_savepoint(self) -> tuple[int, str, dict]:
+        if isinstance(self.validated, ApiError):
+            error = self.validated
+        else:
+            self.call.params = self.validated
+            try:
+                with transaction(self.conn):  # a savepoint: a failure undoes only the handler
+                    return 200, ok_body(self.method.handler(self.call)), {}
+            except ApiError as raised:
+                error = raised
+        return error.http_status, dumps(error.body()), error.headers()
+
+    def _store(self, status: int, body: str) -> None:
+        if self.key:
+            idem.store(self.conn, self.call.bot.id, self.key, self.call.method, self.fp,
+                       status, body)
+
+    @staticmethod
+    def _wait(deadline: float) -> None:
+        if time.monotonic() >= deadline:
+            raise idem.in_progress()
+        time.sleep(0.05)

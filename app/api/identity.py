@@ -1,0 +1,27 @@
+"""Identity: getMe, getChat, getChatMember. Reading a membership never grants
+permission to send."""
+from __future__ import annotations
+
+from app.api.registry import Call, api_method
+from app.domain.bots import render_bot, require_bot
+from app.domain.chats import render_chat, require_chat
+from app.validation import ChatId, StrictSchema
+
+
+class ChatSchema(StrictSchema):
+    chat_id = ChatId(required=True)
+
+
+@api_method("getMe")
+def get_me(call: Call) -> dict:
+    return render_bot(require_bot(call.conn, call.bot.id))
+
+
+@api_method("getChat", ChatSchema())
+def get_chat(call: Call) -> dict:
+    return render_chat(require_chat(call.conn, call.bot.id, call.params["chat_id"]))
+
+
+@api_method("getChatMember", ChatSchema())
+def get_chat_member(call: Call) -> dict:
+    return render_chat(require_chat(call.conn, call.bot.id, call.params["chat_id"]))

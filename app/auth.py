@@ -1,0 +1,85 @@
+"""Bot tokens: ``<bot id>:<43 URL-safe base64 characters>`` (DECISIONS §1).
+
+Only a SHA-256 of the token is stored; with 256 random bits a slow hash adds
+nothing. Comparison is constant-time, and a token never appears in a log, an
+error or a response other than the one that issues it.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import sqlite3
+from dataclasses import dataclass
+
+from app.errors import ApiError, ErrorCode
+
+_TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})$")
+_DUMMY_HASH = hashlib.sha256(b"no such bot").digest()
+
+
+@dataclass(frozen=True)
+class Bot:
+    id: int
+    username: str
+    display_name: str
+    description: str
+    disabled: bool
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Bot:
+        return cls(row["id"], row["username"], row["display_name"], row["description"],
+                   bool(row["disabled"]))
+
+
+def new_token(bot_id: int) -> str:
+    return f"{bot_id}:{secrets.token_urlsafe(32)}"
+
+
+def hash_token(token: str) -> bytes:
+    return hashlib.sha256(token.encode("ascii")).digest()
+
+
+def bearer_token(header_value: str | None) -> str | None:
+    """The token from an ``Authorization: Bearer ...`` header, or None."""
+    if not header_value:
+        return None
+    scheme, _, token = header_value.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    token = token.strip()
+    return token or None
+
+
+def unauthorized() -> ApiError:
+    return ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid bot token")
+
+
+def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
+    """The bot a token belongs to; UNAUTHORIZED otherwise. Disabled bots are
+    returned: the caller checks ``disabled`` after the token, as the contract
+    orders the checks."""
+    match = _TOKEN.match(token or "")
+    row = None
+    if match:
+        row = conn.execute(
+            "SELECT id, username, display_name, description, disabled, token_hash"
+            " FROM bots WHERE id = ?", (int(match.group(1)),)
+        ).fetchone()
+    presented = hash_token(token) if match else _DUMMY_HASH
+    stored = row["token_hash"] if row is not None else _DUMMY_HASH
+    # Compare even when the bot is unknown, so timing tells nothing.
+    if not hmac.compare_digest(presented, stored) or row is None:
+        raise unauthorized()
+    return Bot.from_row(row)
+
+
+def platform_disabled(conn: sqlite3.Connection) -> bool:
+    return bool(conn.execute("SELECT disabled FROM platform WHERE id = 1").fetchone()[0])
+
+
+def check_admin_token(presented: str | None, expected: str) -> bool:
+    return presented is not None and hmac.compare_digest(
+        presented.encode("utf-8", "surrogateescape"), expected.encode("utf-8", "surrogateescape")
+    )

@@ -1,0 +1,180 @@
+"""Reading a request body into plain parameters, before any validation.
+
+JSON bodies are capped at 1 MiB *before* they are read whole (REQUEST_TOO_LARGE,
+413) and must be one JSON object of valid UTF-8 (INVALID_JSON, 400). Multipart
+bodies stream their files into the private quarantine directory under random
+names, never into memory and never under the client's file name, capped at
+the upload ceiling while streaming.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+
+from flask import Request, current_app
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from app.config import JSON_BODY_LIMIT
+from app.errors import ApiError, ErrorCode, invalid
+
+_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+
+
+@dataclass
+class UploadedFile:
+    """A file part of a multipart request, already on disk in quarantine."""
+    field: str
+    path: str                 # private; never shown to a client
+    file_name: str            # as the client sent it; display only
+    content_type: str | None  # as declared by the client
+    size: int
+    sha256: str
+
+
+@dataclass
+class RequestBody:
+    params: dict
+    files: dict[str, UploadedFile] = field(default_factory=dict)
+    is_form: bool = False
+
+    def fingerprint_source(self) -> dict:
+        """What idempotency compares: the values, and each file's SHA-256."""
+        return {"params": self.params,
+                "files": {name: f.sha256 for name, f in sorted(self.files.items())}}
+
+
+class BotsvcRequest(Request):
+    """Flask's request, with uploaded files streamed into the quarantine dir."""
+
+    def _get_file_stream(self, total_content_length, content_type, filename=None,
+                         content_length=None):
+        quarantine = current_app.config["QUARANTINE_DIR"]
+        # Deleted when the request closes its files, unless moved away first.
+        return tempfile.NamedTemporaryFile(dir=quarantine, prefix="upload-", delete=True)
+
+
+def too_large(limit: int) -> ApiError:
+    return ApiError(ErrorCode.REQUEST_TOO_LARGE,
+                    f"Request body is larger than {limit} bytes", limit=limit)
+
+
+def is_form_request(request: Request) -> bool:
+    return (request.mimetype or "") in _FORM_TYPES
+
+
+def parse_body(request: Request, upload_limit: int) -> RequestBody:
+    if is_form_request(request):
+        return _parse_form(request, upload_limit)
+    return RequestBody(_parse_json(request))
+
+
+def _parse_json(request: Request) -> dict:
+    length = request.content_length
+    if length is not None and length > JSON_BODY_LIMIT:
+        raise too_large(JSON_BODY_LIMIT)
+    raw = request.stream.read(JSON_BODY_LIMIT + 1)
+    if len(raw) > JSON_BODY_LIMIT:
+        raise too_large(JSON_BODY_LIMIT)
+    if not raw.strip():
+        return {}
+    return decode_json_object(raw)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _no_duplicate_keys(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"duplicate key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def decode_json_object(raw: bytes) -> dict:
+    """Strict JSON: UTF-8, no NaN/Infinity, no duplicate keys, no lone
+    surrogates (they could not be stored or measured in bytes), one object."""
+    try:
+        text = raw.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant,
+                           object_pairs_hook=_no_duplicate_keys)
+        if _SURROGATE_ESCAPE.search(raw):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (UnicodeError, ValueError, RecursionError) as exc:
+        raise ApiError(ErrorCode.INVALID_JSON, f"Request body is not valid JSON: {_short(exc)}") \
+            from None
+    if not isinstance(value, dict):
+        raise ApiError(ErrorCode.INVALID_JSON, "Request body must be a JSON object")
+    return value
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, UnicodeError):
+        return "not valid UTF-8"
+    return str(exc).split("\n")[0][:200]
+
+
+def _parse_form(request: Request, upload_limit: int) -> RequestBody:
+    length = request.content_length
+    if length is not None and length > upload_limit:
+        raise too_large(upload_limit)
+    request.max_content_length = upload_limit
+    try:
+        form, files = request.form, request.files
+    except RequestEntityTooLarge:
+        raise too_large(upload_limit) from None
+    params: dict = {}
+    for name in form:
+        values = form.getlist(name)
+        if len(values) != 1 or name in files:
+            raise invalid(name, f"Parameter {name} is given more than once")
+        params[name] = values[0]
+    uploaded: dict[str, UploadedFile] = {}
+    for name in files:
+        parts = files.getlist(name)
+        if len(parts) != 1:
+            raise invalid(name, f"Parameter {name} is given more than once")
+        uploaded[name] = _quarantined(name, parts[0])
+    return RequestBody(params, uploaded, is_form=True)
+
+
+def _quarantined(name: str, storage) -> UploadedFile:
+    stream = storage.stream
+    stream.flush()
+    digest = hashlib.sha256()
+    stream.seek(0)
+    for chunk in iter(lambda: stream.read(1 << 20), b""):
+        digest.update(chunk)
+    size = stream.tell()
+    stream.seek(0)
+    path = getattr(stream, "name", None)
+    if not isinstance(path, str) or not os.path.isfile(path):
+        raise RuntimeError("uploaded file was not streamed to quarantine")
+    return UploadedFile(name, path, storage.filename or "", storage.mimetype or None,
+                        size, digest.hexdigest())
+
+
+def coerce_form_values(schema_fields: dict, params: dict) -> dict:
+    """Multipart values arrive as text; a parameter whose field is not a string
+    is read as JSON (``reply_markup``, ``reply_to_message_id``, booleans), so
+    that both transports meet one schema."""
+    from app.validation import Str  # local: validation imports nothing from here
+
+    coerced = {}
+    for name, value in params.items():
+        spec = schema_fields.get(name)
+        if spec is None or isinstance(spec, Str):
+            coerced[name] = value
+            continue
+        try:
+            coerced[name] = json.loads(value, parse_constant=_reject_constant)
+        except ValueError:
+            coerced[name] = value  # left as text: validation reports the type
+    return coerced

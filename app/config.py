@@ -1,0 +1,112 @@
+"""Settings, read once from the environment (DECISIONS.md §7).
+
+Every setting has a default that runs a local installation with no settings
+at all. ``Settings.from_env`` is the only place that reads BOTSVC_* variables.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
+
+UPLOAD_HARD_CEILING = 100 * 1024 * 1024
+JSON_BODY_LIMIT = 1024 * 1024
+
+
+def _int(env: dict, name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
+    if value < 0:
+        raise SystemExit(f"{name} must not be negative")
+    return value
+
+
+def _flag(env: dict, name: str) -> bool:
+    return env.get(name, "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    bind: str = "127.0.0.1:8080"
+    data_dir: str = "./data"
+    base_url: str = "http://127.0.0.1:8080"
+    admin_token: str | None = None
+    secret_key: bytes = field(default=b"", repr=False)
+    rate_api_per_sec: int = 60
+    rate_sends_per_sec: int = 20
+    rate_uploads_per_min: int = 10
+    rate_broadcasts_per_min: int = 10
+    upload_max_bytes: int = 50 * 1024 * 1024
+    storage_quota_bytes: int = 1024 * 1024 * 1024
+    webhook_allow_private: bool = False
+    # Off in unit tests that drive the worker by hand; on in the server.
+    run_scheduler: bool = True
+
+    @property
+    def db_path(self) -> str:
+        return os.path.join(self.data_dir, "botsvc.sqlite3")
+
+    @classmethod
+    def from_env(cls, env: dict | None = None, **overrides) -> Settings:
+        env = dict(os.environ if env is None else env)
+        bind = env.get("BOTSVC_BIND") or cls.bind
+        data_dir = os.path.abspath(env.get("BOTSVC_DATA_DIR") or cls.data_dir)
+        upload_max = _int(env, "BOTSVC_UPLOAD_MAX_BYTES", cls.upload_max_bytes)
+        if upload_max > UPLOAD_HARD_CEILING:
+            raise SystemExit("BOTSVC_UPLOAD_MAX_BYTES is capped at 104857600 (100 MiB)")
+        values = dict(
+            bind=bind,
+            data_dir=data_dir,
+            base_url=(env.get("BOTSVC_BASE_URL") or f"http://{bind}").rstrip("/"),
+            admin_token=env.get("BOTSVC_ADMIN_TOKEN") or None,
+            rate_api_per_sec=_int(env, "BOTSVC_RATE_API_PER_SEC", cls.rate_api_per_sec),
+            rate_sends_per_sec=_int(env, "BOTSVC_RATE_SENDS_PER_SEC", cls.rate_sends_per_sec),
+            rate_uploads_per_min=_int(env, "BOTSVC_RATE_UPLOADS_PER_MIN", cls.rate_uploads_per_min),
+            rate_broadcasts_per_min=_int(
+                env, "BOTSVC_RATE_BROADCASTS_PER_MIN", cls.rate_broadcasts_per_min
+            ),
+            upload_max_bytes=upload_max,
+            storage_quota_bytes=_int(env, "BOTSVC_STORAGE_QUOTA_BYTES", cls.storage_quota_bytes),
+            webhook_allow_private=_flag(env, "BOTSVC_WEBHOOK_ALLOW_PRIVATE"),
+        )
+        values.update(overrides)
+        if not values.get("secret_key"):
+            configured = env.get("BOTSVC_SECRET_KEY")
+            values["secret_key"] = (
+                configured.encode() if configured else load_or_create_secret(values["data_dir"])
+            )
+        return cls(**values)
+
+
+def load_or_create_secret(data_dir: str) -> bytes:
+    """The signing key, generated once and kept in the data dir (mode 0600).
+
+    O_EXCL makes the first of several starting workers the only writer; the
+    others read what it wrote.
+    """
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    path = os.path.join(data_dir, "secret_key")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):
+            with open(path, "rb") as fh:
+                key = fh.read().strip()
+            if key:
+                return key
+            import time
+
+            time.sleep(0.02)
+        raise SystemExit("the secret key file in the data dir is empty") from None
+    key = secrets.token_hex(32).encode()
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key)
+    return key

@@ -1,0 +1,161 @@
+"""Memberships (one chat per bot and user) and their state machine.
+
+A chat_id exists for a bot only after that user's first Start of that bot,
+and is random per (bot, user) pair: never derived from the user.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+import sqlite3
+
+from app.db import now, transaction
+from app.domain import messages
+from app.domain.bots import require_bot, require_user
+from app.domain.updates import enqueue_update
+from app.errors import ApiError, ErrorCode, invalid
+
+START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def new_chat_id() -> str:
+    return "vc_" + secrets.token_hex(20)
+
+
+def render_chat(row: sqlite3.Row) -> dict:
+    chat = {"id": row["chat_id"], "type": "private", "status": row["status"],
+            "started_at": row["started_at"]}
+    if row["stopped_at"] is not None:
+        chat["stopped_at"] = row["stopped_at"]
+    return chat
+
+
+def chat_not_found(field: str = "chat_id") -> ApiError:
+    return ApiError(ErrorCode.CHAT_NOT_FOUND, "Chat not found", field=field)
+
+
+def require_chat(conn: sqlite3.Connection, bot_id: int, chat_id: str,
+                 field: str = "chat_id") -> sqlite3.Row:
+    """The bot's own chat; another bot's chat_id is as unknown as an invented one."""
+    row = conn.execute("SELECT * FROM chats WHERE chat_id = ? AND bot_id = ?",
+                       (chat_id, bot_id)).fetchone()
+    if row is None:
+        raise chat_not_found(field)
+    return row
+
+
+def check_active(row: sqlite3.Row) -> None:
+    if row["status"] == "active":
+        return
+    if row["blocked"]:
+        raise ApiError(ErrorCode.BOT_BLOCKED, "The user blocked this bot",
+                       chat_id=row["chat_id"])
+    raise ApiError(ErrorCode.BOT_NOT_STARTED, "The user has not started this bot",
+                   chat_id=row["chat_id"])
+
+
+def require_active_chat(conn: sqlite3.Connection, bot_id: int, chat_id: str,
+                        field: str = "chat_id") -> sqlite3.Row:
+    """A chat the bot may send to or edit in right now."""
+    row = require_chat(conn, bot_id, chat_id, field)
+    check_active(row)
+    return row
+
+
+def user_chat(conn: sqlite3.Connection, bot_id: int, user_id: int) -> sqlite3.Row:
+    require_bot(conn, bot_id)
+    require_user(conn, user_id)
+    row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
+                       (bot_id, user_id)).fetchone()
+    if row is None:
+        raise chat_not_found("bot_id")
+    return row
+
+
+def user_start(conn: sqlite3.Connection, bot_id: int, user_id: int,
+               start_parameter: str | None = None) -> dict:
+    """The user presses Start: membership becomes active, and the bot gets one
+    update holding the ``/start`` message and the membership."""
+    if start_parameter is not None and not START_PARAMETER.match(start_parameter):
+        raise invalid("start_parameter",
+                      "start_parameter must be 1 to 64 ASCII letters, digits, _ or -")
+    with transaction(conn):
+        require_bot(conn, bot_id)
+        require_user(conn, user_id)
+        at = now()
+        row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
+                           (bot_id, user_id)).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO chats (chat_id, bot_id, user_id, status, started_at)"
+                " VALUES (?, ?, ?, 'active', ?)", (new_chat_id(), bot_id, user_id, at))
+        elif row["status"] != "active":
+            conn.execute("UPDATE chats SET status = 'active', blocked = 0, started_at = ?,"
+                         " stopped_at = NULL WHERE id = ?", (at, row["id"]))
+        row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
+                           (bot_id, user_id)).fetchone()
+        text = "/start" if start_parameter is None else f"/start {start_parameter}"
+        message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
+                                          content={"text": text})
+        membership = {"chat_id": row["chat_id"], "status": "active"}
+        if start_parameter is not None:
+            membership["start_parameter"] = start_parameter
+        update_id = enqueue_update(conn, bot_id, {"message": message, "membership": membership})
+    return {"chat_id": row["chat_id"], "update_id": update_id}
+
+
+def user_stop(conn: sqlite3.Connection, bot_id: int, user_id: int) -> None:
+    """The user sends /stop: sending and edits become forbidden."""
+    with transaction(conn):
+        row = user_chat(conn, bot_id, user_id)
+        if row["status"] != "active":
+            return
+        conn.execute("UPDATE chats SET status = 'stopped', stopped_at = ? WHERE id = ?",
+                     (now(), row["id"]))
+        message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
+                                          content={"text": "/stop"})
+        enqueue_update(conn, bot_id, {"message": message, "membership": {
+            "chat_id": row["chat_id"], "status": "stopped"}})
+
+
+def user_block(conn: sqlite3.Connection, bot_id: int, user_id: int) -> None:
+    """The user blocks the bot: a membership-only update, and BOT_BLOCKED on sends."""
+    with transaction(conn):
+        row = user_chat(conn, bot_id, user_id)
+        if row["blocked"]:
+            return
+        was_active = row["status"] == "active"
+        conn.execute("UPDATE chats SET status = 'stopped', blocked = 1,"
+                     " stopped_at = COALESCE(stopped_at, ?) WHERE id = ?", (now(), row["id"]))
+        if was_active:
+            enqueue_update(conn, bot_id, {"membership": {
+                "chat_id": row["chat_id"], "status": "stopped", "reason": "blocked"}})
+
+
+def user_send_message(conn: sqlite3.Connection, bot_id: int, user_id: int, text: str,
+                      reply_to_message_id: int | None = None) -> dict:
+    """A message from the user to the bot. ``/start [param]`` and ``/stop`` are
+    the Start and Stop commands; other messages need an active membership."""
+    command, _, argument = text.partition(" ")
+    if command == "/start":
+        user_start(conn, bot_id, user_id, argument if argument else None)
+        return messages.latest_user_message(conn, bot_id, user_id)
+    if command == "/stop" and not argument:
+        user_stop(conn, bot_id, user_id)
+        return messages.latest_user_message(conn, bot_id, user_id)
+    with transaction(conn):
+        row = user_chat(conn, bot_id, user_id)
+        check_active(row)
+        if reply_to_message_id is not None:
+            messages.require_reply_target(conn, bot_id, row, reply_to_message_id)
+        message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
+                                          content={"text": text},
+                                          reply_to_message_id=reply_to_message_id)
+        enqueue_update(conn, bot_id, {"message": message})
+    return message
+
+
+def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
+    row = user_chat(conn, bot_id, user_id)
+    return {"chat_id": row["chat_id"], "status": row["status"],
+            "messages": messages.chat_history(conn, row)}

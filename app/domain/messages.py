@@ -1,0 +1,97 @@
+"""Messages of both directions, in one per-bot message_id namespace.
+
+A message's content (text, caption, media, card, reply_markup) is kept as one
+JSON object, so every message type renders the same way.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from app.db import now
+from app.envelope import dumps
+from app.errors import ApiError, ErrorCode
+
+CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
+
+
+def next_message_id(conn: sqlite3.Connection, bot_id: int) -> int:
+    return conn.execute("UPDATE bots SET last_message_id = last_message_id + 1 WHERE id = ?"
+                        " RETURNING last_message_id", (bot_id,)).fetchone()[0]
+
+
+def render(row: sqlite3.Row | dict, chat_id: str) -> dict:
+    """A Message as DECISIONS §3 shapes it; absent optional fields are omitted."""
+    message = {"message_id": row["message_id"], "chat": {"id": chat_id, "type": "private"},
+               "date": row["date"], "type": row["type"], "from_bot": bool(row["from_bot"])}
+    content = json.loads(row["content"]) if isinstance(row["content"], str) else row["content"]
+    for key in CONTENT_KEYS:
+        if content.get(key) is not None:
+            message[key] = content[key]
+    for key in ("reply_to_message_id", "media_group_id", "edit_date"):
+        if row[key] is not None:
+            message[key] = row[key]
+    return message
+
+
+def insert_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *,
+                   from_bot: bool, type: str, content: dict,
+                   reply_to_message_id: int | None = None,
+                   media_group_id: str | None = None) -> dict:
+    values = {"message_id": next_message_id(conn, bot_id), "from_bot": int(from_bot),
+              "type": type, "date": now(), "content": dumps(content),
+              "reply_to_message_id": reply_to_message_id, "media_group_id": media_group_id,
+              "edit_date": None}
+    conn.execute(
+        "INSERT INTO messages (bot_id, message_id, chat_ref, from_bot, type, date, content,"
+        " reply_to_message_id, media_group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (bot_id, values["message_id"], chat["id"], values["from_bot"], type, values["date"],
+         values["content"], reply_to_message_id, media_group_id))
+    return render(values, chat["chat_id"])
+
+
+def message_not_found(field: str = "message_id") -> ApiError:
+    return ApiError(ErrorCode.MESSAGE_NOT_FOUND, "Message not found", field=field)
+
+
+def find_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
+                 message_id: int) -> sqlite3.Row | None:
+    """A message of this bot in this chat, deleted or not."""
+    return conn.execute(
+        "SELECT * FROM messages WHERE bot_id = ? AND message_id = ? AND chat_ref = ?",
+        (bot_id, message_id, chat["id"])).fetchone()
+
+
+def require_reply_target(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
+                         message_id: int, field: str = "reply_to_message_id") -> sqlite3.Row:
+    """A received or sent message in the same bot and chat, not deleted."""
+    row = find_message(conn, bot_id, chat, message_id)
+    if row is None or row["deleted_at"] is not None:
+        raise message_not_found(field)
+    return row
+
+
+def send_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *, type: str,
+                 content: dict, reply_to_message_id: int | None = None,
+                 media_group_id: str | None = None) -> dict:
+    """The bot sends one message to an active chat (checked by the caller)."""
+    if reply_to_message_id is not None:
+        require_reply_target(conn, bot_id, chat, reply_to_message_id)
+    return insert_message(conn, bot_id, chat, from_bot=True, type=type, content=content,
+                          reply_to_message_id=reply_to_message_id,
+                          media_group_id=media_group_id)
+
+
+def chat_history(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
+    """The chat as the user sees it now: edits applied, deleted messages gone."""
+    rows = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
+                        " ORDER BY message_id", (chat["id"],))
+    return [render(row, chat["chat_id"]) for row in rows]
+
+
+def latest_user_message(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
+    row = conn.execute(
+        "SELECT m.*, c.chat_id AS public_chat_id FROM messages m JOIN chats c ON c.id = m.chat_ref"
+        " WHERE c.bot_id = ? AND c.user_id = ? AND m.from_bot = 0"
+        " ORDER BY m.message_id DESC LIMIT 1", (bot_id, user_id)).fetchone()
+    return render(row, row["public_chat_id"])

@@ -1,0 +1,51 @@
+"""The contract's response envelope, for successes and failures alike."""
+from __future__ import annotations
+
+import json
+import logging
+
+from flask import Response
+from werkzeug.exceptions import HTTPException
+
+from app.errors import ApiError, ErrorCode
+
+log = logging.getLogger(__name__)
+REPLAY_HEADER = "Idempotent-Replayed"
+
+
+def dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def ok_body(result) -> str:
+    return dumps({"ok": True, "result": result})
+
+
+def json_response(status: int, body: str, headers: dict | None = None) -> Response:
+    return Response(body, status=status, mimetype="application/json", headers=headers)
+
+
+def error_response(error: ApiError) -> Response:
+    return json_response(error.http_status, dumps(error.body()), error.headers())
+
+
+_HTTP_EXCEPTION_CODES = {
+    404: (ErrorCode.METHOD_NOT_FOUND, "Not found"),
+    405: (ErrorCode.METHOD_NOT_ALLOWED, "Only POST is allowed"),
+    413: (ErrorCode.REQUEST_TOO_LARGE, "Request body is too large"),
+}
+
+
+def http_exception_response(exc: HTTPException) -> Response:
+    code, description = _HTTP_EXCEPTION_CODES.get(
+        exc.code, (ErrorCode.INVALID_PARAMETER if (exc.code or 500) < 500
+                   else ErrorCode.INTERNAL_ERROR, exc.name))
+    error = ApiError(code, description)
+    return json_response(exc.code or 500, dumps(error.body()))
+
+
+def internal_error_response(exc: Exception) -> Response:
+    # The traceback goes to the server log only; the client learns nothing of it.
+    log.exception("unhandled error", exc_info=exc)
+    error = ApiError(ErrorCode.INTERNAL_ERROR, "Internal server error; retry with backoff")
+    return json_response(500, dumps(error.body()))

@@ -1,0 +1,115 @@
+"""The contract's error codes as data: one enum, one error class.
+
+Every failure the service reports is an ``ApiError``; the dispatcher turns it
+into the envelope ``{ok: false, error_code, description, parameters}``.
+Modelled on Synapse's ``api/errors.py``.
+"""
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    INVALID_PARAMETER = "INVALID_PARAMETER"
+    INVALID_JSON = "INVALID_JSON"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    BOT_NOT_STARTED = "BOT_NOT_STARTED"
+    BOT_BLOCKED = "BOT_BLOCKED"
+    BOT_DISABLED = "BOT_DISABLED"
+    CHAT_NOT_FOUND = "CHAT_NOT_FOUND"
+    MESSAGE_NOT_FOUND = "MESSAGE_NOT_FOUND"
+    BROADCAST_NOT_FOUND = "BROADCAST_NOT_FOUND"
+    FILE_NOT_FOUND = "FILE_NOT_FOUND"
+    METHOD_NOT_FOUND = "METHOD_NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    WEBHOOK_ACTIVE = "WEBHOOK_ACTIVE"
+    IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+    REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+    RATE_LIMITED = "RATE_LIMITED"
+    PLATFORM_DISABLED = "PLATFORM_DISABLED"
+    DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+    @property
+    def http_status(self) -> int:
+        return _HTTP_STATUS[self]
+
+
+_HTTP_STATUS = {
+    ErrorCode.INVALID_PARAMETER: 400,
+    ErrorCode.INVALID_JSON: 400,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.BOT_NOT_STARTED: 403,
+    ErrorCode.BOT_BLOCKED: 403,
+    ErrorCode.BOT_DISABLED: 403,
+    ErrorCode.CHAT_NOT_FOUND: 404,
+    ErrorCode.MESSAGE_NOT_FOUND: 404,
+    ErrorCode.BROADCAST_NOT_FOUND: 404,
+    ErrorCode.FILE_NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.WEBHOOK_ACTIVE: 409,
+    ErrorCode.IDEMPOTENCY_CONFLICT: 409,
+    ErrorCode.REQUEST_TOO_LARGE: 413,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.PLATFORM_DISABLED: 503,
+    ErrorCode.DEPENDENCY_UNAVAILABLE: 503,
+    ErrorCode.INTERNAL_ERROR: 500,
+}
+
+
+class ApiError(Exception):
+    """A failure in the contract's envelope. ``parameters`` must never hold a
+    token, a stack trace or a disk path: it is sent to the client as is."""
+
+    def __init__(self, code: ErrorCode, description: str, **parameters):
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.parameters = parameters
+
+    @property
+    def http_status(self) -> int:
+        return self.code.http_status
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def body(self) -> dict:
+        return {
+            "ok": False,
+            "error_code": self.code.value,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+
+
+class RateLimited(ApiError):
+    """429 with ``parameters.retry_after`` and the matching Retry-After header."""
+
+    def __init__(self, retry_after: float, limit: str):
+        seconds = max(1, math.ceil(retry_after))
+        super().__init__(
+            ErrorCode.RATE_LIMITED,
+            f"Too many requests: {limit} limit exceeded, retry after {seconds} s",
+            retry_after=seconds,
+        )
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.parameters["retry_after"])}
+
+
+def invalid(field: str, description: str, **extra) -> ApiError:
+    """INVALID_PARAMETER naming the offending field, as DECISIONS §4 requires."""
+    return ApiError(ErrorCode.INVALID_PARAMETER, description, field=field, **extra)
+
+
+def media_rejected(field: str, reason: str, description: str) -> ApiError:
+    """A media policy failure: INVALID_PARAMETER with a stable snake_case reason."""
+    return invalid(field, description, reason=reason)
+
+
+def dependency_unavailable(dependency: str, description: str) -> ApiError:
+    """Fail closed: a scanner or media tool is missing or failing (503)."""
+    return ApiError(ErrorCode.DEPENDENCY_UNAVAILABLE, description, dependency=dependency)

@@ -1,0 +1,16 @@
+"""gunicorn settings for scripts/server (and scripts/bench's bare endpoint)."""
+import os
+
+bind = os.environ.get("BOTSVC_BIND", "127.0.0.1:8080")
+workers = int(os.environ.get("BOTSVC_WORKERS", "2"))
+# Threads keep a worker answering while one of its requests waits on ffmpeg
+# or ClamAV; all shared state lives in SQLite, so threads need no locks.
+worker_class = "gthread"
+threads = int(os.environ.get("BOTSVC_THREADS", "4"))
+timeout = 900          # an upload may transcode for minutes
+graceful_timeout = 30
+preload_app = False    # no database connection or scheduler may cross fork()
+# The path only (%(U)s), never the query string: signed download links are
+# bearer capabilities and must not land in a log. Headers are never logged.
+accesslog = "-" if os.environ.get("BOTSVC_ACCESS_LOG", "1") == "1" else None
+access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'

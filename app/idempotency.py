@@ -1,0 +1,123 @@
+"""Idempotency-Key handling (SPEC "Idempotency", DECISIONS §5).
+
+Keys are scoped to one bot and kept 24 hours. The fingerprint is the method
+plus the canonical form of the parsed request. Stored and replayed: every 2xx
+and every 4xx except 401, 409 and 429; never 5xx.
+
+Two shapes of execution share this table:
+- a quick method runs, and stores its result, inside the one ``BEGIN
+  IMMEDIATE`` that also checked the key: SQLite's single writer serialises
+  duplicates, and a crash leaves nothing half-done;
+- a long method (media work outside any transaction) first *claims* the key
+  with a lease, then stores the result. A duplicate that finds the claim waits
+  up to 5 s for it, then answers 409 with ``in_progress``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from app.errors import ApiError, ErrorCode, invalid
+
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+RETENTION_SECONDS = 24 * 3600
+WAIT_FOR_RUNNING_SECONDS = 5.0
+CLAIM_LEASE_SECONDS = 900.0
+HEADER = "Idempotency-Key"
+
+
+@dataclass(frozen=True)
+class Stored:
+    http_status: int
+    body: str
+
+
+def validate_key(raw: str) -> str:
+    if not KEY_PATTERN.match(raw):
+        raise invalid(HEADER, "Idempotency-Key must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")
+    return raw
+
+
+def fingerprint(method: str, source: dict) -> str:
+    canonical = json.dumps([method, source], sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def is_storable(http_status: int) -> bool:
+    return 200 <= http_status < 300 or (400 <= http_status < 500
+                                        and http_status not in (401, 409, 429))
+
+
+def conflict() -> ApiError:
+    return ApiError(ErrorCode.IDEMPOTENCY_CONFLICT,
+                    "This Idempotency-Key was used with a different method or body")
+
+
+def in_progress() -> ApiError:
+    return ApiError(ErrorCode.IDEMPOTENCY_CONFLICT,
+                    "A request with this Idempotency-Key is still being executed",
+                    in_progress=True, retry_after=1)
+
+
+class StillRunning(Exception):
+    """The key is claimed by a request that has not finished yet."""
+
+
+def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
+           now: float | None = None) -> Stored | None:
+    """The stored result to replay, or None when the key is free (expired keys
+    are deleted). Raises IDEMPOTENCY_CONFLICT or StillRunning. Call inside the
+    write transaction that will execute and store."""
+    now = time.time() if now is None else now
+    row = conn.execute(
+        "SELECT method, fingerprint, state, lease_expires_at, http_status, response, created_at"
+        " FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key)).fetchone()
+    if row is None:
+        return None
+    expired_claim = row["state"] == "running" and row["lease_expires_at"] < now
+    if row["created_at"] < now - RETENTION_SECONDS or expired_claim:
+        conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key))
+        return None
+    if row["method"] != method or row["fingerprint"] != fp:
+        raise conflict()
+    if row["state"] == "running":
+        raise StillRunning()
+    return Stored(row["http_status"], row["response"])
+
+
+def claim(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str) -> None:
+    now = time.time()
+    conn.execute(
+        "INSERT INTO idempotency_keys (bot_id, key, method, fingerprint, state,"
+        " lease_expires_at, created_at) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+        (bot_id, key, method, fp, now + CLAIM_LEASE_SECONDS, int(now)))
+
+
+def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
+          http_status: int, body: str) -> None:
+    """Record a finished result (replacing a claim), if the status is storable."""
+    if not is_storable(http_status):
+        release(conn, bot_id, key)
+        return
+    conn.execute(
+        "INSERT INTO idempotency_keys (bot_id, key, method, fingerprint, state, http_status,"
+        " response, created_at) VALUES (?, ?, ?, ?, 'done', ?, ?, ?)"
+        " ON CONFLICT (bot_id, key) DO UPDATE SET state = 'done', lease_expires_at = NULL,"
+        " http_status = excluded.http_status, response = excluded.response",
+        (bot_id, key, method, fp, http_status, body, int(time.time())))
+
+
+def release(conn: sqlite3.Connection, bot_id: int, key: str) -> None:
+    conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ? AND state = 'running'",
+                 (bot_id, key))
+
+
+def delete_expired(conn: sqlite3.Connection, now: float | None = None) -> int:
+    now = time.time() if now is None else now
+    return conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?",
+                        (int(now - RETENTION_SECONDS),)).rowcount

@@ -1,0 +1,97 @@
+"""Per-bot rate limits shared by every server process (GCRA in SQLite).
+
+The whole state of a limit is one theoretical arrival time (TAT) per bot and
+bucket, kept in ``rate_limits``; a request is allowed while the TAT is no more
+than the burst tolerance ahead of now. In-process counters would count per
+worker and multiply the limit by the number of workers.
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from app.config import Settings
+from app.errors import RateLimited
+
+API = "api"
+SEND = "send"
+UPLOAD = "upload"
+BROADCAST = "broadcast"
+
+
+@dataclass(frozen=True)
+class Limit:
+    bucket: str
+    count: int        # requests allowed per period, also the burst size
+    period: float     # seconds
+
+    @property
+    def interval(self) -> float:
+        return self.period / self.count
+
+    @property
+    def tolerance(self) -> float:
+        return self.period - self.interval
+
+
+def configured_limits(settings: Settings) -> dict[str, Limit]:
+    """The limits in force; a setting of 0 turns that limit off (absent here)."""
+    pairs = {
+        API: (settings.rate_api_per_sec, 1.0),
+        SEND: (settings.rate_sends_per_sec, 1.0),
+        UPLOAD: (settings.rate_uploads_per_min, 60.0),
+        BROADCAST: (settings.rate_broadcasts_per_min, 60.0),
+    }
+    return {bucket: Limit(bucket, count, period)
+            for bucket, (count, period) in pairs.items() if count > 0}
+
+
+def _stored_tats(conn: sqlite3.Connection, bot_id: int, buckets: list[str]) -> dict[str, float]:
+    marks = ",".join("?" * len(buckets))
+    rows = conn.execute(
+        f"SELECT bucket, tat FROM rate_limits WHERE bot_id = ? AND bucket IN ({marks})",
+        (bot_id, *buckets),
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
+            now: float | None = None) -> None:
+    """Take one request from every given limit, or none of them.
+
+    Must run inside the caller's write transaction, so that the read and the
+    write of the TAT are one step for every process. Raises RateLimited with
+    the longest wait among the limits that refuse.
+    """
+    if not limits:
+        return
+    now = time.time() if now is None else now
+    tats = _stored_tats(conn, bot_id, [limit.bucket for limit in limits])
+    wait = 0.0
+    new_tats = []
+    refused = None
+    for limit in limits:
+        tat = max(tats.get(limit.bucket, now), now)
+        ahead = tat - now
+        if ahead > limit.tolerance:
+            if ahead - limit.tolerance > wait:
+                wait, refused = ahead - limit.tolerance, limit.bucket
+            continue
+        new_tats.append((bot_id, limit.bucket, tat + limit.interval))
+    if refused is not None:
+        raise RateLimited(wait, refused)
+    conn.executemany(
+        "INSERT INTO rate_limits (bot_id, bucket, tat) VALUES (?, ?, ?)"
+        " ON CONFLICT (bot_id, bucket) DO UPDATE SET tat = excluded.tat",
+        new_tats,
+    )
+
+
+def headroom(conn: sqlite3.Connection, bot_id: int, limit: Limit,
+             now: float | None = None) -> int:
+    """How many requests the limit would allow right now (for background
+    senders that must leave room for a bot's interactive sends)."""
+    now = time.time() if now is None else now
+    tat = max(_stored_tats(conn, bot_id, [limit.bucket]).get(limit.bucket, now), now)
+    return max(0, int((limit.tolerance - (tat - now)) / limit.interval) + 1)

@@ -1,0 +1,125 @@
+"""Background work. APScheduler only ticks; the database is the queue.
+
+Every gunicorn worker runs its own scheduler thread with every job, so a job
+must be safe to run in several processes at once: each one claims its rows
+atomically in SQLite (``UPDATE ... RETURNING`` inside ``BEGIN IMMEDIATE``,
+with a lease that a crashed claimer lets expire). Jobs that should run once per
+interval across all processes use ``claim_periodic``.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from app.db import connect, transaction
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    run: Callable  # run(conn, settings) -> None
+    seconds: float
+
+
+JOBS: dict[str, Job] = {}
+
+
+def periodic(name: str, seconds: float):
+    """Register ``fn(conn, settings)`` to run every ``seconds`` in every process."""
+    def register(fn):
+        JOBS[name] = Job(name, fn, seconds)
+        return fn
+    return register
+
+
+def claim_periodic(conn, name: str, interval: float, now: float | None = None) -> bool:
+    """True for exactly one caller per interval, across all processes."""
+    now = time.time() if now is None else now
+    with transaction(conn):
+        claimed = conn.execute(
+            "INSERT INTO periodic_jobs (name, next_run_at) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at"
+            " WHERE periodic_jobs.next_run_at <= ? RETURNING name",
+            (name, now + interval, now)).fetchone()
+    return claimed is not None
+
+
+def run_job(app, name: str) -> None:
+    """One pass of a job, with its own connection and an app context."""
+    job = JOBS[name]
+    settings = app.config["SETTINGS"]
+    with app.app_context():
+        conn = connect(settings.db_path)
+        try:
+            job.run(conn, settings)
+        finally:
+            conn.close()
+
+
+class Worker:
+    """The scheduler of one process. ``wake(name)`` runs a job now, and once
+    more after the current pass if one is under way, so a wake-up is never lost."""
+
+    def __init__(self, app):
+        self.app = app
+        self.scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(max(4, len(JOBS) + 1))},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 30},
+            timezone=UTC)
+        self._again = {name: threading.Event() for name in JOBS}
+
+    def start(self) -> None:
+        for job in JOBS.values():
+            self.scheduler.add_job(self._tick, "interval", seconds=job.seconds, id=job.name,
+                                   args=[job.name], next_run_time=datetime.now(UTC))
+        self.scheduler.start()
+        log.info("background worker started with jobs: %s", ", ".join(sorted(JOBS)))
+
+    def shutdown(self) -> None:
+        self.scheduler.shutdown(wait=False)
+
+    def wake(self, name: str) -> None:
+        if name not in self._again:
+            return
+        self._again[name].set()
+        try:
+            self.scheduler.modify_job(name, next_run_time=datetime.now(UTC))
+        except Exception:  # the scheduler is shutting down
+            log.debug("wake of %s ignored", name)
+
+    def _tick(self, name: str) -> None:
+        again = self._again[name]
+        while True:
+            again.clear()
+            try:
+                run_job(self.app, name)
+            except Exception:
+                log.exception("background job %s failed; it runs again at its next tick", name)
+                return
+            if not again.is_set():
+                return
+
+
+_worker: Worker | None = None
+
+
+def start_worker(app) -> Worker:
+    global _worker
+    _worker = Worker(app)
+    _worker.start()
+    return _worker
+
+
+def wake(name: str) -> None:
+    """Ask this process's scheduler to run ``name`` now (no-op without one)."""
+    if _worker is not None:
+        _worker.wake(name)

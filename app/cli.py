@@ -122,6 +122,15 @@ def user_send(user_id, bot_id, text, reply_to):
     _run(chats.user_send_message, bot_id, user_id, text, reply_to)
 
 
+@main.command("user-click", help="The user clicks a callback button on a bot's message.")
+@click.argument("user_id", type=int)
+@click.argument("bot_id", type=int)
+@click.argument("message_id", type=int)
+@click.argument("callback_data")
+def user_click(user_id, bot_id, message_id, callback_data):
+    _run(chats.user_click_button, bot_id, user_id, message_id, callback_data)
+
+
 @main.command("user-chat", help="Show the chat as the user sees it.")
 @click.argument("user_id", type=int)
 @click.argument("bot_id", type=int)

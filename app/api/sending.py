@@ -4,6 +4,7 @@ from __future__ import annotations
 from app.api.registry import Call, api_method
 from app.domain import messages
 from app.domain.chats import require_active_chat
+from app.domain.keyboards import ReplyMarkup
 from app.limits import SEND
 from app.validation import ChatId, MessageId, ParseMode, StrictSchema, Text
 
@@ -14,6 +15,7 @@ class SendMessageSchema(StrictSchema):
     chat_id = ChatId(required=True)
     text = Text(min_bytes=1, max_bytes=TEXT_MAX_BYTES, required=True)
     parse_mode = ParseMode()
+    reply_markup = ReplyMarkup()
     reply_to_message_id = MessageId()
 
 

@@ -10,7 +10,7 @@ import secrets
 import sqlite3
 
 from app.db import now, transaction
-from app.domain import messages
+from app.domain import callbacks, messages
 from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update
 from app.errors import ApiError, ErrorCode, invalid
@@ -155,7 +155,20 @@ def user_send_message(conn: sqlite3.Connection, bot_id: int, user_id: int, text:
     return message
 
 
+def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, message_id: int,
+                      callback_data: str) -> dict:
+    """The user clicks a callback button on one of the bot's messages; the bot
+    gets a callback_query update. Only an active member can click, as only an
+    active member can message the bot."""
+    with transaction(conn):
+        row = user_chat(conn, bot_id, user_id)
+        check_active(row)
+        query_id = callbacks.click(conn, bot_id, row, message_id, callback_data)
+    return {"callback_query_id": query_id}
+
+
 def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
     row = user_chat(conn, bot_id, user_id)
     return {"chat_id": row["chat_id"], "status": row["status"],
-            "messages": messages.chat_history(conn, row)}
+            "messages": messages.chat_history(conn, row),
+            "callback_answers": callbacks.answers_seen(conn, row)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 from marshmallow import validate
 
 from app.domain import bots, chats
+from app.domain.keyboards import CALLBACK_DATA_MAX_BYTES
 from app.manage.dispatch import operator_method
 from app.validation import Bool, Int, MessageId, Pattern, StrictSchema, Text
 
@@ -104,6 +105,17 @@ def user_block(conn, p):
 def user_send_message(conn, p):
     return chats.user_send_message(conn, p["bot_id"], p["user_id"], p["text"],
                                    p.get("reply_to_message_id"))
+
+
+class UserClickButtonSchema(UserBotSchema):
+    message_id = MessageId(required=True)
+    callback_data = Text(min_bytes=1, max_bytes=CALLBACK_DATA_MAX_BYTES, required=True)
+
+
+@operator_method("userClickButton", UserClickButtonSchema())
+def user_click_button(conn, p):
+    return chats.user_click_button(conn, p["bot_id"], p["user_id"], p["message_id"],
+                                   p["callback_data"])
 
 
 @operator_method("userGetChat", UserBotSchema())

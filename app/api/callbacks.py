@@ -1,0 +1,26 @@
+"""answerCallbackQuery: the bot's one answer to a user's button click.
+
+It delivers no message, so it counts against the general API limit only, not
+the send limit.
+"""
+from __future__ import annotations
+
+from app.api.registry import Call, api_method
+from app.domain import callbacks
+from app.validation import Bool, Str, StrictSchema, Text
+
+ANSWER_TEXT_MAX_BYTES = 1024
+
+
+class AnswerCallbackQuerySchema(StrictSchema):
+    callback_query_id = Str(required=True)
+    text = Text(max_bytes=ANSWER_TEXT_MAX_BYTES)
+    show_alert = Bool(load_default=False)
+
+
+@api_method("answerCallbackQuery", AnswerCallbackQuerySchema())
+def answer_callback_query(call: Call) -> bool:
+    p = call.params
+    callbacks.answer(call.conn, call.bot.id, p["callback_query_id"], p.get("text"),
+                     p["show_alert"])
+    return True

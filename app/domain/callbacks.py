@@ -1,0 +1,67 @@
+"""Callback queries: a user's click on a callback button, and the bot's answer.
+
+A query is bound to its bot, chat and message; its id is the only handle the
+bot gets, so answering looks it up by id *and* bot, and another bot's id is as
+unknown as an invented one.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+
+from app.db import now
+from app.domain import keyboards, messages
+from app.domain.updates import enqueue_update
+from app.errors import invalid
+
+
+def new_callback_query_id() -> str:
+    return secrets.token_hex(16)
+
+
+def click(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: int,
+          callback_data: str) -> str:
+    """The user clicks the callback button with ``callback_data`` on one of the
+    bot's messages in ``chat`` (whose membership the caller checked).
+    Queues the callback_query update and returns its id."""
+    message = messages.find_message(conn, bot_id, chat, message_id)
+    if message is None or not message["from_bot"] or message["deleted_at"] is not None:
+        raise messages.message_not_found()
+    markup = json.loads(message["content"]).get("reply_markup")
+    if callback_data not in keyboards.callback_buttons(markup):
+        raise invalid("callback_data",
+                      f"Message {message_id} has no callback button with this callback_data")
+    query_id = new_callback_query_id()
+    conn.execute(
+        "INSERT INTO callback_queries (query_id, bot_id, chat_ref, message_id, data, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (query_id, bot_id, chat["id"], message_id, callback_data, now()))
+    enqueue_update(conn, bot_id, {"callback_query": {
+        "id": query_id, "chat_id": chat["chat_id"], "message_id": message_id,
+        "data": callback_data}})
+    return query_id
+
+
+def answer(conn: sqlite3.Connection, bot_id: int, callback_query_id: str,
+           text: str | None = None, show_alert: bool = False) -> None:
+    """The bot answers one of its callback queries, once."""
+    answered = conn.execute(
+        "UPDATE callback_queries SET answered_at = ?, answer_text = ?, show_alert = ?,"
+        " answer_seq = (SELECT COALESCE(MAX(answer_seq), 0) + 1 FROM callback_queries)"
+        " WHERE query_id = ? AND bot_id = ? AND answered_at IS NULL",
+        (now(), text or "", int(show_alert), callback_query_id, bot_id)).rowcount
+    if not answered:
+        raise invalid("callback_query_id",
+                      "Unknown or already answered callback_query_id")
+
+
+def answers_seen(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
+    """The answers the user saw in ``chat``, in the order they were given."""
+    rows = conn.execute(
+        "SELECT * FROM callback_queries WHERE chat_ref = ? AND answer_seq IS NOT NULL"
+        " ORDER BY answer_seq", (chat["id"],))
+    return [{"callback_query_id": row["query_id"], "message_id": row["message_id"],
+             "data": row["data"], "text": row["answer_text"],
+             "show_alert": bool(row["show_alert"]), "date": row["answered_at"]}
+            for row in rows]

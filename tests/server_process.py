@@ -31,11 +31,12 @@ class ServerProcess:
     env: dict
     process: subprocess.Popen | None = None
     log_path: str = ""
+    argv: list | None = None   # default: scripts/server
 
     def start(self, timeout: float = 60.0) -> None:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [os.path.join(ROOT, "scripts", "server")], env=self.env, stdout=log,
+            self.argv or [os.path.join(ROOT, "scripts", "server")], env=self.env, stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -67,15 +68,16 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def running_server(tmp_path, **env):
-    """A started server on a free loopback port; ``env`` adds BOTSVC_* settings."""
+def running_server(tmp_path, argv: list | None = None, **env):
+    """A started server on a free loopback port; ``env`` adds BOTSVC_* settings.
+    ``argv`` replaces scripts/server (the bench's bare endpoint uses it)."""
     port = free_port()
     data_dir = str(tmp_path / "server-data")
     full_env = {**os.environ, "BOTSVC_BIND": f"127.0.0.1:{port}", "BOTSVC_DATA_DIR": data_dir,
                 "BOTSVC_ADMIN_TOKEN": ADMIN_TOKEN, "BOTSVC_ACCESS_LOG": "0",
                 **{k: str(v) for k, v in env.items()}}
     server = ServerProcess(f"http://127.0.0.1:{port}", ADMIN_TOKEN, data_dir, full_env,
-                           log_path=str(tmp_path / "server.log"))
+                           log_path=str(tmp_path / "server.log"), argv=argv)
     server.start()
     try:
         yield server

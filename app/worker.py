@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from app.db import connect, transaction
+from app.db import thread_connection, transaction
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +58,12 @@ def run_job(app, name: str) -> None:
     job = JOBS[name]
     settings = app.config["SETTINGS"]
     with app.app_context():
-        conn = connect(settings.db_path)
+        conn = thread_connection(settings.db_path)
         try:
             job.run(conn, settings)
         finally:
-            conn.close()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
 
 
 class Worker:

@@ -13,7 +13,7 @@ from flask import Blueprint, Response, current_app, request
 from app import idempotency as idem
 from app import limits
 from app.api.registry import METHODS, ApiMethod, Call
-from app.auth import authenticate_bot, bearer_token, platform_disabled
+from app.auth import authenticate_bot, bearer_token
 from app.body import RequestBody, coerce_form_values, parse_body
 from app.db import get_db, transaction
 from app.envelope import REPLAY_HEADER, dumps, error_response, json_response, ok_body
@@ -33,8 +33,6 @@ def call_method(name: str) -> Response:
         raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
-    if platform_disabled(conn):
-        raise ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
     if bot.disabled:
         raise ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")

@@ -39,14 +39,14 @@ def insert_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *,
                    reply_to_message_id: int | None = None,
                    media_group_id: str | None = None) -> dict:
     values = {"message_id": next_message_id(conn, bot_id), "from_bot": int(from_bot),
-              "type": type, "date": now(), "content": dumps(content),
+              "type": type, "date": now(), "content": content,
               "reply_to_message_id": reply_to_message_id, "media_group_id": media_group_id,
               "edit_date": None}
     conn.execute(
         "INSERT INTO messages (bot_id, message_id, chat_ref, from_bot, type, date, content,"
         " reply_to_message_id, media_group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (bot_id, values["message_id"], chat["id"], values["from_bot"], type, values["date"],
-         values["content"], reply_to_message_id, media_group_id))
+         dumps(content), reply_to_message_id, media_group_id))
     return render(values, chat["chat_id"])
 
 

@@ -1,0 +1,117 @@
+"""scripts/bench: throughput and latency of botsvc beside baselines measured in
+the same run. Each part is a function registered in PARTS; ``scripts/bench``
+runs them all, ``scripts/bench api`` one of them."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.server_process import ROOT, running_server
+
+PARTS: dict = {}
+NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
+                 BOTSVC_RATE_UPLOADS_PER_MIN=0, BOTSVC_RATE_BROADCASTS_PER_MIN=0)
+
+
+def part(name: str):
+    def register(fn):
+        PARTS[name] = fn
+        return fn
+    return register
+
+
+def wrk_post(url: str, body: str, headers: dict, seconds: int = 10,
+             connections: int = 8) -> dict:
+    """requests/s, p50 and p99 (ms) of a POST under load, measured by wrk."""
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is missing: apt-get install wrk")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        lines = ['wrk.method = "POST"', f"wrk.body = [[{body}]]",
+                 'wrk.headers["Content-Type"] = "application/json"']
+        lines += [f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items()]
+        script.write("\n".join(lines) + "\n")
+    try:
+        out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency",
+                              "-s", script.name, url], capture_output=True, text=True,
+                             check=True).stdout
+    finally:
+        os.unlink(script.name)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50": _ms(re.search(r"50%\s+([\d.]+\w+)", out).group(1)),
+            "p99": _ms(re.search(r"99%\s+([\d.]+\w+)", out).group(1)),
+            "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def _ms(text: str) -> float:
+    value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def line(label: str, m: dict) -> str:
+    return (f"  {label:<28} {m['rps']:>9.0f} req/s   p50 {m['p50']:>7.2f} ms   "
+            f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}")
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def alternate(rounds: int, measure_baseline, measure_target) -> tuple[list, list]:
+    """Baseline and target measured in turns, so load from anything else on the
+    machine weighs on both alike; the ratio is taken per round."""
+    baselines, targets = [], []
+    for _ in range(rounds):
+        baselines.append(measure_baseline())
+        targets.append(measure_target())
+    return baselines, targets
+
+
+@part("api")
+def bench_api(tmp: Path, rounds: int = 3, seconds: int = 5) -> None:
+    """sendMessage under concurrent load beside a bare JSON endpoint."""
+    bare_argv = [sys.executable, "-m", "gunicorn", "-c", os.path.join(ROOT, "app",
+                 "gunicorn_conf.py"), "--chdir", os.path.join(ROOT, "scripts"), "bench_bare:app"]
+    (tmp / "bare").mkdir()
+    (tmp / "svc").mkdir()
+    with running_server(tmp / "bare", argv=bare_argv, **NO_LIMITS) as bare, \
+            running_server(tmp / "svc", **NO_LIMITS) as server:
+        token = server.operator("createBot", username="bench_bot")["token"]
+        user = server.operator("createUser")["user_id"]
+        chat = server.operator("userStart", user_id=user, bot_id=1)["chat_id"]
+        body = f'{{"chat_id":"{chat}","text":"benchmark message"}}'
+        auth = {"Authorization": f"Bearer {token}"}
+        bare_url, send_url = f"{bare.base_url}/bare", f"{server.base_url}/v2/sendMessage"
+        wrk_post(bare_url, "{}", {}, seconds=2)  # warm-up of both
+        wrk_post(send_url, body, auth, seconds=2)
+        baselines, targets = alternate(
+            rounds, lambda: wrk_post(bare_url, "{}", {}, seconds=seconds),
+            lambda: wrk_post(send_url, body, auth, seconds=seconds))
+    print(f"api: 2 gunicorn workers x 4 threads; wrk, 8 connections; {rounds} alternating "
+          f"rounds of {seconds} s")
+    for baseline, target in zip(baselines, targets, strict=True):
+        print(line("bare JSON endpoint", baseline))
+        print(line("sendMessage", target))
+    ratio = median([t["rps"] / b["rps"] for b, t in zip(baselines, targets, strict=True)])
+    print(f"  sendMessage / bare (median of rounds) = {ratio:.2f} of the requests per second "
+          f"(aim: 0.60 or more)")
+
+
+def main(argv: list[str]) -> None:
+    chosen = argv or list(PARTS)
+    unknown = [name for name in chosen if name not in PARTS]
+    if unknown:
+        raise SystemExit(f"unknown part(s) {unknown}; parts: {', '.join(PARTS)}")
+    for name in chosen:
+        with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
+            PARTS[name](Path(tmp))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -2,6 +2,10 @@
 only, matching type, active membership, edit_date, the user's view, replays."""
 import pytest
 
+from app.db import connect, transaction
+from app.domain import messages
+from app.domain.chats import require_chat
+
 CARD = {"type": "product", "title": "Lamp", "fields": [{"label": "Price", "value": "10"}]}
 NEW_CARD = {"type": "status", "title": "Shipped", "subtitle": "today"}
 MARKUP = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
@@ -258,10 +262,6 @@ def test_a_refused_edit_is_replayed_too(bot, chat, operator, text_message):
 def test_media_group_members_get_no_buttons(app, bot, chat):
     # Media groups come from the media methods; the rule that they carry no
     # buttons is enforced here for every edit that takes reply_markup.
-    from app.db import connect, transaction
-    from app.domain import messages
-    from app.domain.chats import require_chat
-
     conn = connect(app.config["SETTINGS"].db_path)
     try:
         with transaction(conn):

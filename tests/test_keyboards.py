@@ -5,6 +5,8 @@ import json
 import pytest
 from marshmallow import ValidationError
 
+from app.api.sending import send_text
+from app.db import connect, transaction
 from app.domain.keyboards import check_total_buttons
 
 
@@ -212,3 +214,18 @@ def test_keyboard_travels_in_a_multipart_request(bot, chat):
                         content_type="multipart/form-data")
     assert response.status_code == 200, response.get_json()
     assert response.get_json()["result"]["reply_markup"] == markup
+
+
+def test_domain_send_path_stores_keyboards_like_the_api(app, bot, chat):
+    # The broadcast worker calls the domain functions with stored payloads.
+    conn = connect(app.config["SETTINGS"].db_path)
+    try:
+        with transaction(conn):
+            with_rows = send_text(conn, bot.id, chat.chat_id, "hi",
+                                  reply_markup=keyboard([], [button(1)]))
+            without = send_text(conn, bot.id, chat.chat_id, "hi",
+                                reply_markup={"inline_keyboard": []})
+    finally:
+        conn.close()
+    assert with_rows["reply_markup"] == keyboard([button(1)])
+    assert "reply_markup" not in without

@@ -9,6 +9,7 @@ import json
 import sqlite3
 
 from app.db import now
+from app.domain.keyboards import stored_keyboard
 from app.envelope import dumps
 from app.errors import ApiError, ErrorCode
 
@@ -75,6 +76,10 @@ def send_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *, ty
                  content: dict, reply_to_message_id: int | None = None,
                  media_group_id: str | None = None) -> dict:
     """The bot sends one message to an active chat (checked by the caller)."""
+    if content.get("reply_markup") is not None:
+        # Callers that skip the request schema (broadcast deliveries) store the
+        # same keyboard a direct send would: no empty rows, none if no button.
+        content = {**content, "reply_markup": stored_keyboard(content["reply_markup"])}
     if reply_to_message_id is not None:
         require_reply_target(conn, bot_id, chat, reply_to_message_id)
     return insert_message(conn, bot_id, chat, from_bot=True, type=type, content=content,

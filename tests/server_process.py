@@ -1,0 +1,142 @@
+"""The real service in a child process (scripts/server: gunicorn, 2 workers,
+each with its scheduler), for tests and benchmarks that need real processes.
+
+    with running_server(tmp_path) as server:
+        base_url, admin_token = server          # or server.base_url, ...
+        requests.post(f"{base_url}/manage/v1/listBots", ...)
+
+The server runs in its own session, so its whole process group (master and
+workers) can be killed at once, with SIGKILL for a crash (``server.crash()``)
+and at the end of the ``with`` block whatever happened inside it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+SERVER_SCRIPT = REPO / "scripts" / "server"
+ADMIN_TOKEN = "server-process-admin-token"
+# As in conftest: tests measure behaviour, not the rate limits, unless they ask.
+NO_RATE_LIMITS_ENV = {"BOTSVC_RATE_API_PER_SEC": "0", "BOTSVC_RATE_SENDS_PER_SEC": "0",
+                      "BOTSVC_RATE_UPLOADS_PER_MIN": "0", "BOTSVC_RATE_BROADCASTS_PER_MIN": "0"}
+START_TIMEOUT_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ServerProcess:
+    """One run of scripts/server on a data dir; start it again after a crash
+    with ``restart()`` (same data dir, same port)."""
+
+    def __init__(self, data_dir: Path, port: int | None = None, **env: str):
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.admin_token = ADMIN_TOKEN
+        self.env = {**os.environ, **NO_RATE_LIMITS_ENV, "BOTSVC_ACCESS_LOG": "0",
+                    **{name: str(value) for name, value in env.items()},
+                    "BOTSVC_BIND": f"127.0.0.1:{self.port}",
+                    "BOTSVC_DATA_DIR": str(self.data_dir),
+                    "BOTSVC_ADMIN_TOKEN": self.admin_token}
+        self.log_path = self.data_dir.parent / f"{self.data_dir.name}-server.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def db_path(self) -> str:
+        return str(self.data_dir / "botsvc.sqlite3")
+
+    def __iter__(self):
+        return iter((self.base_url, self.admin_token))
+
+    def start(self) -> ServerProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps writing to it
+        try:
+            self.process = subprocess.Popen([str(SERVER_SCRIPT)], env=self.env, cwd=REPO,
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                            start_new_session=True)
+        finally:
+            log.close()
+        try:
+            self.wait_until_answering()
+        except BaseException:
+            self.kill(signal.SIGKILL)
+            raise
+        return self
+
+    def wait_until_answering(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited with {self.process.returncode}:\n"
+                                   + self.log_tail())
+            with contextlib.suppress(requests.RequestException):
+                answer = requests.post(f"{self.base_url}/manage/v1/listBots", json={},
+                                       headers=self.admin_headers, timeout=2)
+                if answer.status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"server did not answer within {timeout} s:\n" + self.log_tail())
+
+    @property
+    def admin_headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.admin_token}"}
+
+    def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+        """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, sig)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        # Workers may outlive the master for a moment; SIGKILL reaches them all.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process = None
+
+    def crash(self) -> None:
+        """SIGKILL for master and workers at once: no clean-up code runs."""
+        self.kill(signal.SIGKILL)
+
+    def restart(self) -> ServerProcess:
+        self.kill()
+        return self.start()
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+@contextlib.contextmanager
+def running_server(tmp_path: Path, **env: str) -> Iterator[ServerProcess]:
+    """A started server on a free loopback port and a data dir under
+    ``tmp_path``; rate limits off unless ``env`` sets them (BOTSVC_* names).
+    Unpacks as ``(base_url, admin_token)``; the process group is killed at exit."""
+    server = ServerProcess(Path(tmp_path) / "server-data", **env)
+    try:
+        yield server.start()
+    finally:
+        server.kill()

@@ -240,6 +240,8 @@ def test_cancel_before_delivery_cancels_everyone(app, bot, start_chat):
     done = assert_counts_consistent(bot, broadcast)
     assert done["status"] == "cancelled" and isinstance(done["completed_at"], int)
     assert done["counts"] == {"queued": 0, "sent": 0, "failed": 0, "cancelled": 3}
+    assert all(set(r) == {"chat_id", "status"} and r["status"] == "cancelled"
+               for r in all_recipients(bot, broadcast))
     assert bot_messages_per_chat(app.config["SETTINGS"].db_path, bot.id) == {
         r["chat_id"]: 0 for r in all_recipients(bot, broadcast)}
 

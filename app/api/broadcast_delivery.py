@@ -117,7 +117,9 @@ def try_payload(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_n
                 payload: dict, chat: sqlite3.Row) -> None:
     """Send the payload to ``chat`` and undo it, so that what only the handler
     checks (say, a file_id that is unknown or of the wrong kind) is refused at
-    createBroadcast as a payload error instead of failing every recipient."""
+    createBroadcast as a payload error instead of failing every recipient.
+    Runs inside createBroadcast's transaction: with no file parts in a
+    broadcast payload, a prepare step has no slow work to do."""
     send = make_sender(conn, settings, bot, method_name, payload)
     try:
         with transaction(conn):  # a savepoint, always rolled back

@@ -79,6 +79,9 @@ class Worker:
         self._again = {name: threading.Event() for name in JOBS}
 
     def start(self) -> None:
+        # APScheduler logs two INFO lines per run; with sub-second ticks that
+        # would drown the server log.
+        logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
         for job in JOBS.values():
             self.scheduler.add_job(self._tick, "interval", seconds=job.seconds, id=job.name,
                                    args=[job.name], next_run_time=datetime.now(UTC))

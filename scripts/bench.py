@@ -11,7 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.server_process import ROOT, running_server
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from server_process import ROOT, running_server  # noqa: E402
 
 PARTS: dict = {}
 NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
@@ -101,6 +102,14 @@ def bench_api(tmp: Path, rounds: int = 3, seconds: int = 5) -> None:
     ratio = median([t["rps"] / b["rps"] for b, t in zip(baselines, targets, strict=True)])
     print(f"  sendMessage / bare (median of rounds) = {ratio:.2f} of the requests per second "
           f"(aim: 0.60 or more)")
+
+
+@part("broadcast")
+def bench_broadcast(tmp: Path) -> None:
+    """A 10,000-member broadcast beside 10,000 sendMessage calls by a client."""
+    from scripts import bench_broadcast as broadcast_part
+
+    broadcast_part.run(tmp)
 
 
 def main(argv: list[str]) -> None:

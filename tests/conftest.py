@@ -68,13 +68,15 @@ class BotClient:
             kwargs["json"] = {} if params is None else params
         return self.client.post(f"/v2/{method}", headers=headers, **kwargs)
 
-    def ok(self, method: str, **params):
+    # Positional-only, so that a parameter named ``method`` (createBroadcast)
+    # can be passed as a keyword.
+    def ok(self, method: str, /, **params):
         response = self.call(method, params)
         body = response.get_json()
         assert response.status_code == 200 and body["ok"] is True, body
         return body["result"]
 
-    def error(self, method: str, status: int, error_code: str, **params) -> dict:
+    def error(self, method: str, status: int, error_code: str, /, **params) -> dict:
         response = self.call(method, params)
         body = response.get_json()
         assert (response.status_code, body["error_code"]) == (status, error_code), body

@@ -1,6 +1,14 @@
-"""Start the real service (scripts/server: gunicorn, 2 workers, schedulers) for
-tests that cross processes. The server runs in its own process group, so a
-test can SIGKILL all of it at once, as a crash would."""
+"""The real service in a child process (scripts/server: gunicorn, 2 workers,
+each with its scheduler), for tests and benchmarks that need real processes.
+
+    with running_server(tmp_path) as server:
+        base_url, admin_token = server          # or server.base_url, ...
+        requests.post(f"{base_url}/manage/v1/listBots", ...)
+
+The server runs in its own session, so its whole process group (master and
+workers) can be killed at once, with SIGKILL for a crash (``server.crash()``)
+and at the end of the ``with`` block whatever happened inside it.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -9,12 +17,19 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from pathlib import Path
 
 import requests
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ADMIN_TOKEN = "server-test-admin-token"
+REPO = Path(__file__).resolve().parent.parent
+ROOT = str(REPO)
+SERVER_SCRIPT = REPO / "scripts" / "server"
+ADMIN_TOKEN = "server-process-admin-token"
+# As in conftest: tests measure behaviour, not the rate limits, unless they ask.
+NO_RATE_LIMITS_ENV = {"BOTSVC_RATE_API_PER_SEC": "0", "BOTSVC_RATE_SENDS_PER_SEC": "0",
+                      "BOTSVC_RATE_UPLOADS_PER_MIN": "0", "BOTSVC_RATE_BROADCASTS_PER_MIN": "0"}
+START_TIMEOUT_SECONDS = 60.0
 
 
 def free_port() -> int:
@@ -23,63 +38,118 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@dataclass
 class ServerProcess:
-    base_url: str
-    admin_token: str
-    data_dir: str
-    env: dict
-    process: subprocess.Popen | None = None
-    log_path: str = ""
-    argv: list | None = None   # default: scripts/server
+    """One run of scripts/server on a data dir; start it again after a crash
+    with ``restart()`` (same data dir, same port)."""
 
-    def start(self, timeout: float = 60.0) -> None:
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            self.argv or [os.path.join(ROOT, "scripts", "server")], env=self.env, stdout=log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    def __init__(self, data_dir: Path, port: int | None = None, argv: list | None = None,
+                 **env: str):
+        self.argv = argv or [str(SERVER_SCRIPT)]   # the bench's bare endpoint replaces it
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.admin_token = ADMIN_TOKEN
+        self.env = {**os.environ, **NO_RATE_LIMITS_ENV, "BOTSVC_ACCESS_LOG": "0",
+                    **{name: str(value) for name, value in env.items()},
+                    "BOTSVC_BIND": f"127.0.0.1:{self.port}",
+                    "BOTSVC_DATA_DIR": str(self.data_dir),
+                    "BOTSVC_ADMIN_TOKEN": self.admin_token}
+        self.log_path = self.data_dir.parent / f"{self.data_dir.name}-server.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def db_path(self) -> str:
+        return str(self.data_dir / "botsvc.sqlite3")
+
+    def __iter__(self):
+        return iter((self.base_url, self.admin_token))
+
+    def start(self) -> ServerProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps writing to it
+        try:
+            self.process = subprocess.Popen(self.argv, env=self.env, cwd=REPO,
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                            start_new_session=True)
+        finally:
+            log.close()
+        try:
+            self.wait_until_answering()
+        except BaseException:
+            self.kill(signal.SIGKILL)
+            raise
+        return self
+
+    def wait_until_answering(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited early; see {self.log_path}")
-            try:
-                requests.post(f"{self.base_url}/v2/getMe", timeout=1)
-                return
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        raise RuntimeError(f"server did not answer within {timeout} s; see {self.log_path}")
+                raise RuntimeError(f"server exited with {self.process.returncode}:\n"
+                                   + self.log_tail())
+            with contextlib.suppress(requests.RequestException):
+                # Any HTTP answer means it serves (the bench's bare endpoint has no
+                # /manage/); the real server must also have its operator API up.
+                answer = requests.post(f"{self.base_url}/manage/v1/listBots", json={},
+                                       headers=self.admin_headers, timeout=2)
+                if answer.status_code == 200 or self.argv[0] != str(SERVER_SCRIPT):
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"server did not answer within {timeout} s:\n" + self.log_tail())
 
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.process is None or self.process.poll() is not None:
+    @property
+    def admin_headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.admin_token}"}
+
+    def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+        """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""
+        if self.process is None:
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, sig)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        self.kill(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        # Workers may outlive the master for a moment; SIGKILL reaches them all.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process = None
 
     def operator(self, method: str, **params):
-        response = requests.post(f"{self.base_url}/manage/v1/{method}", json=params,
-                                 headers={"Authorization": f"Bearer {self.admin_token}"},
-                                 timeout=30)
-        assert response.status_code == 200, response.text
-        return response.json()["result"]
+        """Call /manage/v1 and return the result (asserting success)."""
+        answer = requests.post(f"{self.base_url}/manage/v1/{method}", json=params,
+                               headers=self.admin_headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["result"]
+
+    def crash(self) -> None:
+        """SIGKILL for master and workers at once: no clean-up code runs."""
+        self.kill(signal.SIGKILL)
+
+    def restart(self) -> ServerProcess:
+        self.kill()
+        return self.start()
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
 
 
 @contextlib.contextmanager
-def running_server(tmp_path, argv: list | None = None, **env):
-    """A started server on a free loopback port; ``env`` adds BOTSVC_* settings.
-    ``argv`` replaces scripts/server (the bench's bare endpoint uses it)."""
-    port = free_port()
-    data_dir = str(tmp_path / "server-data")
-    full_env = {**os.environ, "BOTSVC_BIND": f"127.0.0.1:{port}", "BOTSVC_DATA_DIR": data_dir,
-                "BOTSVC_ADMIN_TOKEN": ADMIN_TOKEN, "BOTSVC_ACCESS_LOG": "0",
-                **{k: str(v) for k, v in env.items()}}
-    server = ServerProcess(f"http://127.0.0.1:{port}", ADMIN_TOKEN, data_dir, full_env,
-                           log_path=str(tmp_path / "server.log"), argv=argv)
-    server.start()
+def running_server(tmp_path: Path, argv: list | None = None, **env: str
+                   ) -> Iterator[ServerProcess]:
+    """A started server on a free loopback port and a data dir under
+    ``tmp_path``; rate limits off unless ``env`` sets them (BOTSVC_* names).
+    Unpacks as ``(base_url, admin_token)``; the process group is killed at exit."""
+    server = ServerProcess(Path(tmp_path) / "server-data", argv=argv, **env)
     try:
-        yield server
+        yield server.start()
     finally:
         server.kill()

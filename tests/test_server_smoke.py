@@ -1,7 +1,6 @@
 import pytest
 import requests
-
-from tests.server_process import running_server
+from server_process import running_server
 
 pytestmark = pytest.mark.server
 

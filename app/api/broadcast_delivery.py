@@ -1,0 +1,206 @@
+"""Broadcast delivery: the worker that sends each queued recipient through the
+very method the broadcast names (its schema, its prepare step, its handler),
+as if the bot had called it with the recipient's chat_id.
+
+Why it cannot lose or duplicate a recipient: one ``BEGIN IMMEDIATE``
+transaction reads a batch of queued recipients, inserts their messages and
+marks them sent or failed, with the counters. A crash before COMMIT leaves
+them all queued (delivered again later, once); after COMMIT, all recorded.
+Any number of processes may run the job: the write lock serialises them and
+each one only sees recipients still queued when it holds the lock.
+
+Why it does not starve interactive requests: a batch is small (a few ms of
+lock), and after each batch the worker pauses at least as long as the batch
+held the lock, so a waiting request gets its turn.
+
+The shared send rate (SPEC: 20/s per bot, broadcasts included): deliveries
+take tokens from the bot's SEND bucket, but only the tokens above a reserve
+of a quarter of the burst (at least one, when the burst allows). The bot's own
+sendMessage calls may use the reserve, so a large broadcast slows down to the
+rate the bot leaves free, instead of making the bot's replies RATE_LIMITED.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+
+from marshmallow import ValidationError
+
+from app import limits
+from app.api.registry import METHODS, Call
+from app.auth import Bot
+from app.config import Settings
+from app.db import transaction
+from app.domain import broadcasts
+from app.domain.bots import require_bot
+from app.domain.chats import check_active
+from app.errors import ApiError, ErrorCode, RateLimited, invalid
+from app.validation import translate_error
+from app.worker import periodic
+
+log = logging.getLogger(__name__)
+
+JOB = "deliver_due_broadcasts"
+TICK_SECONDS = 0.5
+BATCH_SIZE = 50                 # recipients per transaction: a few ms of write lock
+# One pass ends before the next tick is due: a pass still running at a tick
+# makes APScheduler skip it with a warning in the log. The next tick carries on.
+RUN_BUDGET_SECONDS = 0.4
+MIN_PAUSE_SECONDS = 0.001
+
+BROADCAST_METHODS = ("sendMessage", "sendPhoto", "sendVoice", "sendVideo", "sendAudio",
+                     "sendDocument", "sendAnimation", "sendCard")
+NOT_IN_BULK = ("chat_id", "reply_to_message_id")
+# Stands in for the recipient while a payload is checked without one; any
+# well-formed chat_id would do, the schema only checks the shape.
+PLACEHOLDER_CHAT_ID = "vc_" + "0" * 40
+
+
+def validate_payload(method_name: str, payload: dict) -> dict:
+    """The payload checked by the method's own schema (the one validator), as
+    if sent with a chat_id; errors name field ``payload`` and give the path."""
+    method = METHODS.get(method_name)
+    if method_name not in BROADCAST_METHODS:
+        raise invalid("method", f"method must be one of {', '.join(BROADCAST_METHODS)}")
+    if method is None or method.schema is None:
+        raise invalid("method", f"method {method_name} is not available on this server")
+    for name in NOT_IN_BULK:
+        if name in payload:
+            raise invalid("payload", f"payload.{name}: not allowed in a broadcast",
+                          path=f"payload.{name}")
+    try:
+        loaded = method.schema.load({**payload, "chat_id": PLACEHOLDER_CHAT_ID})
+    except ValidationError as err:
+        raise translate_error({"payload": err.messages}) from None
+    loaded.pop("chat_id", None)
+    return loaded
+
+
+Sender = Callable[[str], dict]
+
+
+def make_sender(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_name: str,
+                payload: dict) -> Sender:
+    """``send(chat_id) -> Message`` through the method's own path. Its prepare
+    step (if any) runs here, outside the write transaction, as the dispatcher
+    runs it; a broadcast payload has no file parts, so it depends on the
+    payload alone. A payload that no longer passes gives a sender that fails
+    every recipient with that error."""
+    try:
+        params = validate_payload(method_name, payload)
+        method = METHODS[method_name]
+        prepared = None
+        if method.prepare is not None:
+            prepared = method.prepare(Call(conn, settings, bot, method_name, dict(params)))
+    except ApiError as error:
+        setup_error = error
+
+        def fail(chat_id: str) -> dict:
+            raise setup_error
+        return fail
+
+    def send(chat_id: str) -> dict:
+        call = Call(conn, settings, bot, method_name, {**params, "chat_id": chat_id},
+                    prepared=prepared)
+        return method.handler(call)
+    return send
+
+
+class _Rollback(Exception):
+    pass
+
+
+def try_payload(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_name: str,
+                payload: dict, chat: sqlite3.Row) -> None:
+    """Send the payload to ``chat`` and undo it, so that what only the handler
+    checks (say, a file_id that is unknown or of the wrong kind) is refused at
+    createBroadcast as a payload error instead of failing every recipient.
+    Runs inside createBroadcast's transaction: with no file parts in a
+    broadcast payload, a prepare step has no slow work to do."""
+    send = make_sender(conn, settings, bot, method_name, payload)
+    try:
+        with transaction(conn):  # a savepoint, always rolled back
+            send(chat["chat_id"])
+            raise _Rollback
+    except _Rollback:
+        return
+    except ApiError as error:
+        if error.code != ErrorCode.INVALID_PARAMETER:
+            return  # about this chat, not the payload; the worker will record it
+        field = error.parameters.get("field", "")
+        extra = {k: v for k, v in error.parameters.items() if k not in ("field", "path")}
+        path = error.parameters.get("path", field)
+        raise invalid("payload", error.description, path=f"payload.{path}", **extra) from None
+
+
+# -- the job ---------------------------------------------------------------------
+
+def send_allowance(conn: sqlite3.Connection, bot_id: int, send_limit: limits.Limit | None) -> int:
+    """How many recipients this batch may take from the bot's send rate."""
+    if send_limit is None:
+        return BATCH_SIZE
+    reserve = min(send_limit.count - 1, max(1, send_limit.count // 4))
+    return max(0, min(BATCH_SIZE, limits.headroom(conn, bot_id, send_limit) - reserve))
+
+
+def deliver_one(conn: sqlite3.Connection, send: Sender,
+                chat: sqlite3.Row) -> broadcasts.Outcome:
+    try:
+        with transaction(conn):  # a savepoint: a failed send leaves nothing behind
+            check_active(chat)   # membership and blocking, as they are now
+            message = send(chat["chat_id"])
+        return broadcasts.Outcome(chat["position"], message_id=message["message_id"])
+    except ApiError as error:
+        return broadcasts.Outcome(chat["position"], error_code=error.code.value)
+    except sqlite3.Error:
+        raise  # the database itself: give the whole batch back, retry later
+    except Exception:
+        # A bug in a send path must not make one recipient poison the queue.
+        log.exception("broadcast delivery to %s failed", chat["chat_id"])
+        return broadcasts.Outcome(chat["position"], error_code=ErrorCode.INTERNAL_ERROR.value)
+
+
+def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlite3.Row,
+                  send_limit: limits.Limit | None) -> int:
+    """Deliver up to BATCH_SIZE recipients of one broadcast in one transaction;
+    returns how many reached a final state."""
+    bot = Bot.from_row(require_bot(conn, broadcast["bot_id"]))
+    send = make_sender(conn, settings, bot, broadcast["method"],
+                       json.loads(broadcast["payload"]))
+    with transaction(conn):
+        if not broadcasts.is_unfinished(conn, broadcast["id"]):
+            return 0  # cancelled or finished by another process meanwhile
+        allowance = send_allowance(conn, bot.id, send_limit)
+        if allowance == 0:
+            return 0
+        recipients = broadcasts.queued_recipients(conn, broadcast["id"], allowance)
+        if send_limit is not None:
+            try:
+                for _ in recipients:
+                    limits.consume(conn, bot.id, [send_limit])
+            except RateLimited:  # cannot happen inside our allowance; be safe
+                return 0
+        outcomes = [deliver_one(conn, send, chat) for chat in recipients]
+        broadcasts.record_outcomes(conn, broadcast["id"], outcomes)
+    return len(outcomes)
+
+
+@periodic(JOB, seconds=TICK_SECONDS)
+def deliver_due_broadcasts(conn: sqlite3.Connection, settings: Settings) -> None:
+    """Round-robin over unfinished broadcasts, one batch each per pass, until
+    nothing moves (all done, or the send rates are used up) or the budget ends."""
+    send_limit = limits.configured_limits(settings).get(limits.SEND)
+    deadline = time.monotonic() + RUN_BUDGET_SECONDS
+    while time.monotonic() < deadline:
+        progressed = False
+        for broadcast in broadcasts.unfinished_broadcasts(conn):
+            started = time.monotonic()
+            if deliver_batch(conn, settings, broadcast, send_limit):
+                progressed = True
+                # Leave the write lock free at least as long as we held it.
+                time.sleep(max(MIN_PAUSE_SECONDS, time.monotonic() - started))
+        if not progressed:
+            return

@@ -1,0 +1,82 @@
+"""Broadcast methods: getSubscribers, createBroadcast, getBroadcast,
+getBroadcastRecipients, cancelBroadcast. Delivery is in broadcast_delivery."""
+from __future__ import annotations
+
+from marshmallow import fields, validate, validates_schema
+
+from app.api.broadcast_delivery import BROADCAST_METHODS, JOB, try_payload, validate_payload
+from app.api.registry import Call, api_method
+from app.db import after_commit
+from app.domain import broadcasts
+from app.limits import BROADCAST
+from app.pagination import CursorField, LimitField
+from app.validation import ChatId, Str, StrictSchema, Text
+from app.worker import wake
+
+MAX_CHAT_IDS = 10000
+
+
+class SubscribersSchema(StrictSchema):
+    limit = LimitField()
+    cursor = CursorField()
+
+
+class CreateBroadcastSchema(StrictSchema):
+    method = Str(required=True, validate=[validate.OneOf(
+        BROADCAST_METHODS, error="must be one of " + ", ".join(BROADCAST_METHODS))])
+    payload = fields.Dict(required=True, error_messages={"invalid": "must be an object"})
+    chat_ids = fields.List(
+        ChatId(), error_messages={"invalid": "must be an array of chat ids"},
+        validate=[validate.Length(min=1, max=MAX_CHAT_IDS,
+                                  error=f"must hold 1 to {MAX_CHAT_IDS} chat ids")])
+
+    @validates_schema
+    def payload_fits_method(self, data, **kwargs):
+        # Raises INVALID_PARAMETER (field method or payload) itself.
+        validate_payload(data["method"], data["payload"])
+
+
+class BroadcastIdSchema(StrictSchema):
+    broadcast_id = Text(min_bytes=1, max_bytes=256, required=True)
+
+
+class RecipientsSchema(BroadcastIdSchema):
+    limit = LimitField()
+    cursor = CursorField()
+
+
+@api_method("getSubscribers", SubscribersSchema())
+def get_subscribers(call: Call) -> dict:
+    return broadcasts.subscribers_page(call.conn, call.bot.id, call.params["limit"],
+                                       call.params["cursor"])
+
+
+@api_method("createBroadcast", CreateBroadcastSchema(), buckets=(BROADCAST,))
+def create_broadcast(call: Call) -> dict:
+    p = call.params
+    row = broadcasts.create_broadcast(call.conn, call.bot.id, p["method"], p["payload"],
+                                      p.get("chat_ids"))
+    sample = broadcasts.sample_active_recipient(call.conn, row["id"])
+    if sample is not None:
+        try_payload(call.conn, call.settings, call.bot, p["method"], p["payload"], sample)
+    after_commit(call.conn, lambda: wake(JOB))
+    return broadcasts.render_broadcast(row)
+
+
+@api_method("getBroadcast", BroadcastIdSchema())
+def get_broadcast(call: Call) -> dict:
+    row = broadcasts.require_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
+    return broadcasts.render_broadcast(row)
+
+
+@api_method("getBroadcastRecipients", RecipientsSchema())
+def get_broadcast_recipients(call: Call) -> dict:
+    p = call.params
+    return broadcasts.recipients_page(call.conn, call.bot.id, p["broadcast_id"], p["limit"],
+                                      p["cursor"])
+
+
+@api_method("cancelBroadcast", BroadcastIdSchema())
+def cancel_broadcast(call: Call) -> bool:
+    broadcasts.cancel_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
+    return True

@@ -17,6 +17,7 @@ from app.errors import ApiError, ErrorCode
 
 _TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})$")
 _DUMMY_HASH = hashlib.sha256(b"no such bot").digest()
+_MAX_BOT_ID = 2 ** 63 - 1
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
     returned: the caller checks ``disabled`` after the token, as the contract
     orders the checks."""
     match = _TOKEN.match(token or "")
+    if match and int(match.group(1)) > _MAX_BOT_ID:
+        match = None  # no such bot: SQLite cannot even hold the id
     row = None
     if match:
         row = conn.execute(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from app.errors import ApiError, ErrorCode
 
-_TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})$")
+_TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})\Z")
 _DUMMY_HASH = hashlib.sha256(b"no such bot").digest()
 _MAX_BOT_ID = 2 ** 63 - 1
 

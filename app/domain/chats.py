@@ -15,7 +15,7 @@ from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update
 from app.errors import ApiError, ErrorCode, invalid
 
-START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 
 
 def new_chat_id() -> str:

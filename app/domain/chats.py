@@ -157,5 +157,6 @@ def user_send_message(conn: sqlite3.Connection, bot_id: int, user_id: int, text:
 
 def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
     row = user_chat(conn, bot_id, user_id)
+    # callback_answers: filled once callback queries exist (answerCallbackQuery).
     return {"chat_id": row["chat_id"], "status": row["status"],
-            "messages": messages.chat_history(conn, row)}
+            "messages": messages.chat_history(conn, row), "callback_answers": []}

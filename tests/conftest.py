@@ -12,8 +12,10 @@ import pytest
 
 from app import create_app
 from app.config import Settings
+from app.db import connect
 
 ADMIN_TOKEN = "test-admin-token"
+FAILURE_KEYS = {"ok", "error_code", "description", "parameters"}
 NO_RATE_LIMITS = dict(rate_api_per_sec=0, rate_sends_per_sec=0, rate_uploads_per_min=0,
                       rate_broadcasts_per_min=0)
 
@@ -75,11 +77,33 @@ class BotClient:
         return body["result"]
 
     def error(self, method: str, status: int, error_code: str, **params) -> dict:
-        response = self.call(method, params)
-        body = response.get_json()
-        assert (response.status_code, body["error_code"]) == (status, error_code), body
-        assert body["ok"] is False and isinstance(body["description"], str)
-        return body
+        return assert_failure(self.call(method, params), status, error_code)
+
+    def raw(self, method: str, data: bytes, *, headers: dict | None = None,
+            content_type: str = "application/json"):
+        """POST exact bytes (for malformed or oversized bodies)."""
+        headers = {"Authorization": f"Bearer {self.token}", **(headers or {})}
+        return self.client.post(f"/v2/{method}", data=data, headers=headers,
+                                content_type=content_type)
+
+
+def assert_failure(response, status: int, error_code: str, **parameters) -> dict:
+    """A failure in the contract's envelope: exactly ok/error_code/description/
+    parameters, with the given status and code, and ``parameters`` holding at
+    least the given items."""
+    body = response.get_json()
+    assert (response.status_code, body["error_code"]) == (status, error_code), body
+    assert set(body) == FAILURE_KEYS, body
+    assert body["ok"] is False and isinstance(body["description"], str), body
+    assert isinstance(body["parameters"], dict), body
+    for name, value in parameters.items():
+        assert body["parameters"].get(name) == value, body
+    return body
+
+
+def assert_invalid(response, field: str) -> dict:
+    """INVALID_PARAMETER (400) naming ``field``."""
+    return assert_failure(response, 400, "INVALID_PARAMETER", field=field)
 
 
 _names = itertools.count(1)
@@ -122,3 +146,21 @@ def start_chat(operator, new_user):
 @pytest.fixture
 def chat(bot, start_chat):
     return start_chat(bot)
+
+
+@pytest.fixture
+def db(app):
+    """A direct connection to the app's database, for ageing rows and checking state."""
+    conn = connect(app.config["SETTINGS"].db_path)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """Freezes the rate limiter's clock: ``clock.now`` is what it reads;
+    ``clock.advance(seconds)`` moves it on."""
+    state = SimpleNamespace(now=1_700_000_000.25)
+    state.advance = lambda seconds: setattr(state, "now", state.now + seconds)
+    monkeypatch.setattr("app.limits.time", SimpleNamespace(time=lambda: state.now))
+    return state

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from app.errors import ApiError, ErrorCode
 
-_TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})$")
+_TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})\Z")
 _DUMMY_HASH = hashlib.sha256(b"no such bot").digest()
+_MAX_BOT_ID = 2 ** 63 - 1
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,14 @@ def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
     after the token, as the contract orders the checks. One query for both
     reads, since every request makes it."""
     match = _TOKEN.match(token or "")
+    bot_id = int(match.group(1)) if match else 0
+    if bot_id > _MAX_BOT_ID:
+        match, bot_id = None, 0  # no such bot: SQLite cannot even hold the id
     row = conn.execute(
         "SELECT p.disabled AS platform_disabled, b.id, b.username, b.display_name,"
         " b.description, b.disabled, b.token_hash"
         " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1",
-        (int(match.group(1)) if match else 0,)).fetchone()
+        (bot_id,)).fetchone()
     if row["platform_disabled"]:
         raise ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
     presented = hash_token(token) if match else _DUMMY_HASH

@@ -22,7 +22,7 @@ from app.config import JSON_BODY_LIMIT
 from app.errors import ApiError, ErrorCode, invalid
 
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 @dataclass

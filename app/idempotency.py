@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from app.errors import ApiError, ErrorCode, invalid
 
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 RETENTION_SECONDS = 24 * 3600
 WAIT_FOR_RUNNING_SECONDS = 5.0
 CLAIM_LEASE_SECONDS = 900.0

@@ -7,6 +7,7 @@ worker and multiply the limit by the number of workers.
 """
 from __future__ import annotations
 
+import math
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -33,6 +34,14 @@ class Limit:
     @property
     def tolerance(self) -> float:
         return self.period - self.interval
+
+    @property
+    def slack(self) -> float:
+        """Room for float rounding in the TAT: it is a running sum of intervals
+        on a clock near 2**31 s, where each addition may be off by ~1e-7 s, so an
+        exact comparison refused the last request of a full burst. A millisecond
+        (at most half an interval) absorbs that and never admits an extra request."""
+        return min(0.001, self.interval / 2)
 
 
 def configured_limits(settings: Settings) -> dict[str, Limit]:
@@ -74,7 +83,7 @@ def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
     for limit in limits:
         tat = max(tats.get(limit.bucket, now), now)
         ahead = tat - now
-        if ahead > limit.tolerance:
+        if ahead > limit.tolerance + limit.slack:
             if ahead - limit.tolerance > wait:
                 wait, refused = ahead - limit.tolerance, limit.bucket
             continue
@@ -94,4 +103,4 @@ def headroom(conn: sqlite3.Connection, bot_id: int, limit: Limit,
     senders that must leave room for a bot's interactive sends)."""
     now = time.time() if now is None else now
     tat = max(_stored_tats(conn, bot_id, [limit.bucket]).get(limit.bucket, now), now)
-    return max(0, int((limit.tolerance - (tat - now)) / limit.interval) + 1)
+    return max(0, math.floor((limit.tolerance + limit.slack - (tat - now)) / limit.interval) + 1)

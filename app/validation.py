@@ -44,8 +44,12 @@ class Str(fields.String):
         return value
 
 
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 class Int(fields.Integer):
-    """A JSON integer; booleans, floats and numeric strings are refused."""
+    """A JSON integer that fits SQLite's 64 bits; booleans, floats and numeric
+    strings are refused."""
 
     def __init__(self, *, min: int | None = None, max: int | None = None, **kwargs):
         validators = list(kwargs.pop("validate", []) or [])
@@ -57,6 +61,8 @@ class Int(fields.Integer):
     def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValidationError("must be an integer")
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ValidationError("must be a 64-bit signed integer")
         return value
 
 

@@ -12,10 +12,11 @@ import pytest
 
 from app import create_app
 from app.config import Settings
+from app.db import connect
 
-ADMIN_TOKEN = "test-admin-token"
-NO_RATE_LIMITS = dict(rate_api_per_sec=0, rate_sends_per_sec=0, rate_uploads_per_min=0,
-                      rate_broadcasts_per_min=0)
+from contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
+
+_names = itertools.count(1)
 
 
 @pytest.fixture
@@ -37,54 +38,6 @@ def app(make_app):
 def client(app):
     return app.test_client()
 
-
-class Operator:
-    """The /manage/v1 API, as the bot manager and the simulated users."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def call(self, method: str, **params):
-        return self.client.post(f"/manage/v1/{method}", json=params,
-                                headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
-
-    def __call__(self, method: str, **params):
-        response = self.call(method, **params)
-        assert response.status_code == 200, response.get_json()
-        return response.get_json()["result"]
-
-
-class BotClient:
-    """One bot's view of /v2."""
-
-    def __init__(self, client, bot: dict, token: str):
-        self.client, self.bot, self.token = client, bot, token
-        self.id = bot["id"]
-
-    def call(self, method: str, params: dict | None = None, *, headers: dict | None = None,
-             **kwargs):
-        headers = {"Authorization": f"Bearer {self.token}", **(headers or {})}
-        if "data" not in kwargs and "json" not in kwargs:
-            kwargs["json"] = {} if params is None else params
-        return self.client.post(f"/v2/{method}", headers=headers, **kwargs)
-
-    # Positional-only, so that a parameter named ``method`` (createBroadcast)
-    # can be passed as a keyword.
-    def ok(self, method: str, /, **params):
-        response = self.call(method, params)
-        body = response.get_json()
-        assert response.status_code == 200 and body["ok"] is True, body
-        return body["result"]
-
-    def error(self, method: str, status: int, error_code: str, /, **params) -> dict:
-        response = self.call(method, params)
-        body = response.get_json()
-        assert (response.status_code, body["error_code"]) == (status, error_code), body
-        assert body["ok"] is False and isinstance(body["description"], str)
-        return body
-
-
-_names = itertools.count(1)
 
 
 @pytest.fixture
@@ -124,3 +77,21 @@ def start_chat(operator, new_user):
 @pytest.fixture
 def chat(bot, start_chat):
     return start_chat(bot)
+
+
+@pytest.fixture
+def db(app):
+    """A direct connection to the app's database, for ageing rows and checking state."""
+    conn = connect(app.config["SETTINGS"].db_path)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """Freezes the rate limiter's clock: ``clock.now`` is what it reads;
+    ``clock.advance(seconds)`` moves it on."""
+    state = SimpleNamespace(now=1_700_000_000.25)
+    state.advance = lambda seconds: setattr(state, "now", state.now + seconds)
+    monkeypatch.setattr("app.limits.time", SimpleNamespace(time=lambda: state.now))
+    return state

@@ -7,6 +7,7 @@ import time
 
 import pytest
 import requests
+
 from members import add_members
 from server_process import ServerProcess
 

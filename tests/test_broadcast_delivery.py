@@ -5,9 +5,7 @@ import sqlite3
 import threading
 
 import pytest
-from conftest import BotClient, Operator
 from marshmallow import fields
-from members import add_members
 
 from app.api import broadcast_delivery
 from app.api.registry import METHODS, ApiMethod
@@ -18,6 +16,9 @@ from app.domain.chats import require_active_chat
 from app.errors import invalid
 from app.validation import ChatId, StrictSchema, Text
 from app.worker import run_job
+
+from contract import BotClient, Operator
+from members import add_members
 
 DELIVER = "deliver_due_broadcasts"
 

@@ -4,11 +4,12 @@ import re
 import time
 
 import pytest
-from members import add_members
 
 from app.api.registry import METHODS
 from app.db import connect
 from app.worker import run_job
+
+from members import add_members
 
 BROADCAST_ID = re.compile(r"^bc_[0-9a-f]{32}$")
 DELIVER = "deliver_due_broadcasts"

@@ -1,5 +1,6 @@
 import pytest
 import requests
+
 from server_process import running_server
 
 pytestmark = pytest.mark.server

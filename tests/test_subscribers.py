@@ -1,5 +1,6 @@
 """getSubscribers: active members in pages, the cursor being a public chat_id."""
 import pytest
+
 from members import add_members
 
 

@@ -15,7 +15,7 @@ from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update
 from app.errors import ApiError, ErrorCode, invalid
 
-START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 
 
 def new_chat_id() -> str:
@@ -169,6 +169,7 @@ def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, messa
 
 def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
     row = user_chat(conn, bot_id, user_id)
+    # callback_answers: filled once callback queries exist (answerCallbackQuery).
     return {"chat_id": row["chat_id"], "status": row["status"],
             "messages": messages.chat_history(conn, row),
             "callback_answers": callbacks.answers_seen(conn, row)}

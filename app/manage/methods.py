@@ -8,7 +8,7 @@ from app.domain.keyboards import CALLBACK_DATA_MAX_BYTES
 from app.manage.dispatch import operator_method
 from app.validation import Bool, Int, MessageId, Pattern, StrictSchema, Text
 
-USERNAME = r"^[a-z0-9_]{2,29}bot$"
+USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 
 
 class CreateBotSchema(StrictSchema):
@@ -40,7 +40,7 @@ class UserBotSchema(StrictSchema):
 
 
 class UserStartSchema(UserBotSchema):
-    start_parameter = Pattern(r"^[A-Za-z0-9_-]{1,64}$",
+    start_parameter = Pattern(r"^[A-Za-z0-9_-]{1,64}\Z",
                               "start_parameter must be 1 to 64 ASCII letters, digits, _ or -")
 
 

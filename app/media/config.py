@@ -1,0 +1,56 @@
+"""Settings of the media pipeline, read once from the environment."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+GIB = 1024 * 1024 * 1024
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    return float(raw) if raw else default
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw else default
+
+
+@dataclass(frozen=True)
+class MediaConfig:
+    clamd_socket: str | None
+    clamav_db: str | None
+    work_dir: str
+    # Time limit of one ffmpeg conversion of up to ten minutes of media,
+    # scaled up for longer media (see av.transcode_timeout): a 30-minute
+    # 1080p video needs over ten minutes of libx264 "veryfast" on two cores.
+    tool_timeout: float = 600.0
+    # ffprobe and the PDF inspector only parse headers and objects.
+    probe_timeout: float = 30.0
+    # clamscan reloads its whole database on every run: seconds with the
+    # official one, so the scan limit is generous.
+    scan_timeout: float = 300.0
+    # RLIMIT_AS of ffmpeg, ffprobe and the PDF inspector. libx264 at 1080p
+    # with 8 threads needs about 1 GiB of address space.
+    tool_memory_bytes: int = 2 * GIB
+    # clamscan's memory is its signature database (over 1 GiB resident with
+    # the official one), not the upload, so it gets its own ceiling.
+    scan_memory_bytes: int = 4 * GIB
+    # RLIMIT_FSIZE of converters: bounds any output they write.
+    tool_output_bytes: int = 512 * 1024 * 1024
+    # Program names, looked up on the server's PATH at each run.
+    ffmpeg: str = "ffmpeg"
+    ffprobe: str = "ffprobe"
+    clamscan: str = "clamscan"
+
+    @classmethod
+    def from_env(cls, data_dir: str) -> MediaConfig:
+        return cls(
+            clamd_socket=os.environ.get("BOTSVC_CLAMD_SOCKET") or None,
+            clamav_db=os.environ.get("BOTSVC_CLAMAV_DB") or None,
+            work_dir=os.path.join(data_dir, "media-work"),
+            tool_timeout=_env_float("BOTSVC_MEDIA_TOOL_TIMEOUT", 600.0),
+            scan_timeout=_env_float("BOTSVC_MEDIA_SCAN_TIMEOUT", 300.0),
+            tool_memory_bytes=_env_int("BOTSVC_MEDIA_TOOL_MEMORY_BYTES", 2 * GIB),
+        )

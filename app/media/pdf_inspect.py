@@ -1,0 +1,151 @@
+"""Standalone PDF inspector, run as ``python -I pdf_inspect.py in``.
+
+It runs in its own process (through the media runner) so that a hostile PDF
+meets qpdf's C++ parser under a time and memory limit, away from the web
+worker. It must import nothing from ``app``. It prints one JSON verdict:
+``{"ok": true, "pages": N}`` or ``{"ok": false, "reason": ..., "detail": ...}``.
+
+Every object in the cross-reference table is visited, including those packed
+in object streams; qpdf decodes names, so ``/J#61vaScript`` arrives as
+``/JavaScript``. A byte search would miss both.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import pikepdf
+
+MAX_NODES = 1_000_000
+
+ACTIONS = {
+    "/GoTo", "/GoToR", "/GoToE", "/GoToDp", "/Launch", "/Thread", "/URI", "/Sound", "/Movie",
+    "/Hide", "/Named", "/SubmitForm", "/ResetForm", "/ImportData", "/JavaScript",
+    "/SetOCGState", "/Rendition", "/Trans", "/GoTo3DView", "/RichMediaExecute",
+}
+# Navigation inside the document is passive; these are the only safe actions.
+SAFE_ACTIONS = {"/GoTo", "/Trans"}
+SAFE_NAMED = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
+LINK_ACTIONS = {"/URI", "/GoToR", "/GoToE", "/Thread"}
+ACTIVE_SUBTYPES = {"/Sound", "/Movie", "/Screen", "/RichMedia", "/3D", "/PS"}
+
+
+class Verdict(Exception):
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+_DICT, _STREAM, _ARRAY = (pikepdf.ObjectType.dictionary, pikepdf.ObjectType.stream,
+                          pikepdf.ObjectType.array)
+_NAME, _STRING = pikepdf.ObjectType.name_, pikepdf.ObjectType.string
+# Keys that can make a dictionary interesting; most objects have none of
+# them and are passed over after one set intersection.
+_WATCHED = frozenset({
+    "/JS", "/JavaScript", "/AA", "/AcroForm", "/XFA", "/EmbeddedFiles", "/EF", "/RichMediaContent",
+    "/Type", "/Subtype", "/S", "/FS", "/URI", "/OpenAction", "/Collection",
+})
+
+
+def _code(value):
+    return value._type_code if isinstance(value, pikepdf.Object) else None
+
+
+def _name(value) -> str | None:
+    return str(value) if _code(value) == _NAME else None
+
+
+def _check_action(d: dict, s: str | None) -> None:
+    if s in SAFE_ACTIONS:
+        return
+    if s == "/Named" and _name(d.get("/N")) in SAFE_NAMED:
+        return
+    if s == "/Thread" and "/F" not in d:
+        return  # an article thread in this document
+    if s in LINK_ACTIONS:
+        raise Verdict("pdf_linked", f"the PDF links out ({s[1:]} action)")
+    label = s[1:] if s in ACTIONS else "unknown"  # never echo the file's own names
+    raise Verdict("pdf_active", f"the PDF contains an active {label} action")
+
+
+def check_dict(d: dict) -> None:
+    """``d`` maps decoded key names to values, as ``Dictionary.items()`` gives."""
+    keys = d.keys()
+    if not keys & _WATCHED:
+        return
+    if keys & {"/JS", "/JavaScript"}:
+        raise Verdict("pdf_active", "the PDF contains JavaScript")
+    if "/AA" in keys:
+        raise Verdict("pdf_active", "the PDF contains additional (automatic) actions")
+    if keys & {"/AcroForm", "/XFA"}:
+        raise Verdict("pdf_form", "the PDF contains a form")
+    if keys & {"/EmbeddedFiles", "/EF", "/RichMediaContent", "/Collection"}:
+        raise Verdict("pdf_embedded", "the PDF contains embedded files")
+    type_, subtype, s = _name(d.get("/Type")), _name(d.get("/Subtype")), _name(d.get("/S"))
+    if type_ == "/EmbeddedFile" or subtype == "/FileAttachment":
+        raise Verdict("pdf_embedded", "the PDF contains embedded files")
+    if subtype == "/Widget":
+        raise Verdict("pdf_form", "the PDF contains form fields")
+    if subtype in ACTIVE_SUBTYPES:
+        raise Verdict("pdf_active", f"the PDF contains {subtype[1:]} content")
+    if type_ == "/Filespec" and _name(d.get("/FS")) == "/URL":
+        raise Verdict("pdf_linked", "the PDF refers to a remote file")
+    if _code(d.get("/URI")) == _STRING:
+        raise Verdict("pdf_linked", "the PDF links out (URI)")
+    if type_ == "/Action" or s in ACTIONS:
+        _check_action(d, s)
+    opener = d.get("/OpenAction")
+    # An array is a destination (which page to show); a dictionary is an
+    # action, checked where it is visited, and must at least name its type.
+    if _code(opener) == _DICT and "/S" not in opener:
+        raise Verdict("pdf_active", "the PDF has an unknown open action")
+
+
+def walk(pdf: pikepdf.Pdf) -> None:
+    stack = [pdf.trailer, *pdf.objects]
+    seen = 0
+    while stack:
+        obj = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            raise Verdict("pdf_too_complex", "the PDF has too many objects")
+        code = _code(obj)
+        if code == _DICT or code == _STREAM:
+            items = dict(obj.items())
+            check_dict(items)
+            children = items.values()
+        elif code == _ARRAY:
+            children = list(obj)
+        else:
+            continue
+        for child in children:
+            # Indirect objects are in pdf.objects already: visiting them only
+            # there keeps reference cycles from looping.
+            if _code(child) in (_DICT, _ARRAY) and not child.is_indirect:
+                stack.append(child)
+
+
+def inspect(path: str) -> dict:
+    try:
+        pdf = pikepdf.open(path)
+    except pikepdf.PasswordError:
+        return {"ok": False, "reason": "pdf_encrypted", "detail": "the PDF is encrypted"}
+    except Exception:
+        return {"ok": False, "reason": "corrupt_file", "detail": "the PDF cannot be parsed"}
+    with pdf:
+        try:
+            if pdf.is_encrypted:
+                raise Verdict("pdf_encrypted", "the PDF is encrypted")
+            walk(pdf)
+            pages = len(pdf.pages)
+        except Verdict as verdict:
+            return {"ok": False, "reason": verdict.reason, "detail": verdict.detail}
+        except Exception:
+            return {"ok": False, "reason": "corrupt_file", "detail": "the PDF cannot be parsed"}
+    if pages < 1:
+        return {"ok": False, "reason": "corrupt_file", "detail": "the PDF has no pages"}
+    return {"ok": True, "pages": pages}
+
+
+if __name__ == "__main__":
+    sys.stdout.write(json.dumps(inspect(sys.argv[1])))

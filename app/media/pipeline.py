@@ -1,0 +1,128 @@
+"""One upload, from quarantine to a clean normalized file.
+
+Order: the name and declared type (free), libmagic on the first MiB (cheap),
+ClamAV on the original (so no decoder ever sees a known-bad file), the real
+decoder and the conversion, ClamAV again on the output. Each upload gets a
+private job directory inside ``work_dir`` where every file has a fixed name;
+the directory is removed whatever happens, and only the final output is moved
+next to it for the caller.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+
+from app.errors import media_rejected
+
+from . import av, detect, images, names, scanner, text
+from .config import MediaConfig
+from .pdf import check_pdf
+
+_IN = "in"
+
+
+@dataclass
+class ProcessedFile:
+    path: str
+    kind: str
+    mime_type: str
+    file_name: str
+    file_size: int
+    sha256: str
+    metadata: dict = dc_field(default_factory=dict)
+
+
+@dataclass
+class _Output:
+    path: str
+    kind: str
+    mime: str
+    ext: str
+    metadata: dict
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stage_input(src_path: str, job: str) -> str:
+    dest = os.path.join(job, _IN)
+    try:
+        os.link(src_path, dest)  # same filesystem: no copy of a 100 MiB upload
+    except OSError:
+        shutil.copyfile(src_path, dest)
+    return dest
+
+
+def _normalize(info: detect.Extension, ext: str, job: str, config: MediaConfig, field: str) -> _Output:
+    fmt = info.format
+    src = os.path.join(job, _IN)
+    if fmt.group == "image":
+        r = images.normalize_image(src, fmt.name, job, field)
+        return _Output(r.path, "photo", r.mime, r.ext, r.metadata)
+    if fmt.group in ("av", "animation"):
+        data = av.probe(config, job, _IN, fmt.demuxer, field)
+        r = av.transcode(config, job, fmt.demuxer, av.plan(data, info, field), field)
+        return _Output(r.path, r.kind, r.mime, r.ext, r.metadata)
+    if fmt.group == "pdf":
+        meta = check_pdf(config, job, _IN, field)
+        return _Output(src, "document", "application/pdf", "pdf", meta)
+    r = text.normalize_text(src, ext, job, field)
+    return _Output(r.path, "document", r.mime, r.ext, r.metadata)
+
+
+def process_upload(
+    src_path: str,
+    file_name: str,
+    declared_mime: str | None,
+    config: MediaConfig,
+    field: str = "file",
+) -> ProcessedFile:
+    """Decide, scan and normalize one quarantined upload.
+
+    Raises ApiError: INVALID_PARAMETER with ``parameters.reason`` for policy
+    failures, DEPENDENCY_UNAVAILABLE (503) when a tool or the scanner fails.
+    The returned ``path`` lies in ``config.work_dir``; the caller moves it.
+    """
+    name = names.parse_name(file_name, field)
+    info = detect.extension_info(name.ext, field)
+    detect.check_declared(info, name.ext, declared_mime, field)
+    if os.path.getsize(src_path) == 0:
+        raise media_rejected(field, "empty_file", "The file is empty")
+    os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
+    job = tempfile.mkdtemp(prefix="job-", dir=config.work_dir)
+    try:
+        staged = _stage_input(src_path, job)
+        detect.check_content(info, name.ext, detect.sniff(staged), field)
+        scanner.scan(config, job, _IN, field)
+        out = _normalize(info, name.ext, job, config, field)
+        scanner.scan(config, job, os.path.basename(out.path), field)
+        final = os.path.join(config.work_dir, f"{secrets.token_hex(16)}.{out.ext}")
+        if out.path == staged:
+            shutil.copyfile(staged, final)  # never hand out a link to the quarantined original
+        else:
+            os.replace(out.path, final)
+        try:
+            return ProcessedFile(
+                path=final,
+                kind=out.kind,
+                mime_type=out.mime,
+                file_name=names.display_name(name, out.ext),
+                file_size=os.path.getsize(final),
+                sha256=_sha256(final),
+                metadata=out.metadata,
+            )
+        except BaseException:
+            os.unlink(final)
+            raise
+    finally:
+        shutil.rmtree(job, ignore_errors=True)

@@ -1,0 +1,160 @@
+"""Shared fixtures of the media tests: real tools, real files made at test time."""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from app.errors import ApiError, ErrorCode
+from app.media import MediaConfig, build_test_signature_db, process_upload
+
+
+@pytest.fixture(scope="session")
+def sigdb(tmp_path_factory) -> str:
+    """The offline EICAR database, built once for the whole session."""
+    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
+
+
+@pytest.fixture
+def work_dir(tmp_path) -> Path:
+    return tmp_path / "work"
+
+
+@pytest.fixture
+def config(sigdb, work_dir) -> MediaConfig:
+    return MediaConfig(clamd_socket=None, clamav_db=sigdb, work_dir=str(work_dir))
+
+
+@pytest.fixture(scope="session")
+def media_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("media")
+
+
+@pytest.fixture(scope="session")
+def ffmpeg_make(media_dir):
+    """``make(name, *ffmpeg_args)``: the file ``name`` written by ffmpeg once
+    per session (lavfi test sources keep it small and fast)."""
+    made: dict[str, Path] = {}
+
+    def make(name: str, *args: str) -> Path:
+        if name not in made:
+            path = media_dir / name
+            subprocess.run(
+                ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", *args, str(path)],
+                check=True, timeout=120,
+            )
+            made[name] = path
+        return made[name]
+
+    return make
+
+
+def _quarantine(tmp_path: Path, data: bytes | Path) -> str:
+    qdir = tmp_path / "quarantine"
+    qdir.mkdir(exist_ok=True)
+    path = qdir / secrets.token_hex(8)
+    if isinstance(data, Path):
+        shutil.copyfile(data, path)
+    else:
+        path.write_bytes(data)
+    return str(path)
+
+
+@pytest.fixture
+def upload(config, tmp_path):
+    """Run the pipeline on bytes or a file, as the HTTP layer will."""
+
+    def run(data: bytes | Path, name: str, declared: str | None = None, cfg: MediaConfig | None = None):
+        return process_upload(_quarantine(tmp_path, data), name, declared, cfg or config)
+
+    return run
+
+
+def _expect_error(tmp_path, work_dir, call) -> ApiError:
+    with pytest.raises(ApiError) as info:
+        call()
+    err = info.value
+    # No private path in what the client sees, and no job directory left.
+    assert str(tmp_path) not in err.description
+    assert str(tmp_path) not in repr(err.parameters)
+    if work_dir.exists():
+        assert [n for n in os.listdir(work_dir) if n.startswith("job-")] == []
+    return err
+
+
+@pytest.fixture
+def reject(upload, tmp_path, work_dir):
+    """Assert a 400 INVALID_PARAMETER with exactly this reason."""
+
+    def run(data, name, reason, declared=None, cfg=None) -> ApiError:
+        err = _expect_error(tmp_path, work_dir, lambda: upload(data, name, declared, cfg))
+        assert err.code is ErrorCode.INVALID_PARAMETER, err.body()
+        assert err.http_status == 400
+        assert err.parameters == {"field": "file", "reason": reason}, err.body()
+        return err
+
+    return run
+
+
+@pytest.fixture
+def unavailable(upload, tmp_path, work_dir):
+    """Assert a 503 DEPENDENCY_UNAVAILABLE naming this dependency."""
+
+    def run(data, name, dependency, declared=None, cfg=None) -> ApiError:
+        err = _expect_error(tmp_path, work_dir, lambda: upload(data, name, declared, cfg))
+        assert err.code is ErrorCode.DEPENDENCY_UNAVAILABLE, err.body()
+        assert err.http_status == 503
+        assert err.parameters == {"dependency": dependency}, err.body()
+        return err
+
+    return run
+
+
+def ffprobe_json(path) -> dict:
+    import json
+
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-show_format", "-show_streams", "-of", "json", str(path)],
+        check=True, capture_output=True, timeout=60,
+    )
+    return json.loads(out.stdout)
+
+
+@pytest.fixture
+def probe_file():
+    return ffprobe_json
+
+
+@pytest.fixture(scope="session")
+def clamd(tmp_path_factory, sigdb):
+    """A real clamd on a private unix socket with the test database and a
+    1 MiB StreamMaxLength, for the zINSTREAM path."""
+    binary = shutil.which("clamd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    assert binary, "clamd is installed on this machine"
+    root = tmp_path_factory.mktemp("clamd")
+    sock = root / "clamd.sock"
+    conf = root / "clamd.conf"
+    conf.write_text(
+        f"LocalSocket {sock}\nDatabaseDirectory {sigdb}\nForeground yes\n"
+        f"StreamMaxLength 1M\nAlertExceedsMax yes\nLogFile {root / 'clamd.log'}\n"
+        f"TemporaryDirectory {root}\n"
+    )
+    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        assert proc.poll() is None, "clamd exited at start"
+        assert time.monotonic() < deadline, "clamd did not open its socket"
+        time.sleep(0.05)
+    yield str(sock)
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -78,36 +78,13 @@ class Run:
 
     def single(self) -> Response:
         """Check, consume, execute and store in one write transaction."""
-        deadline = time.monotonic() + idem.WAIT_FOR_RUNNING_SECONDS
-        while True:
-            try:
-                with transaction(self.conn):
-                    replay = self._replay_or_none()
-                    if replay is not None:
-                        return replay
-                    limits.consume(self.conn, self.call.bot.id, self.limits)
-                    status, body, headers = self._execute_in_savepoint()
-                    self._store(status, body)
-                return json_response(status, body, headers)
-            except idem.StillRunning:
-                self._wait(deadline)
+        return self._checked(self._execute_and_store)
 
     def claimed(self) -> Response:
         """Claim the key, run the slow part outside any transaction, then store."""
-        deadline = time.monotonic() + idem.WAIT_FOR_RUNNING_SECONDS
-        while True:
-            try:
-                with transaction(self.conn):
-                    replay = self._replay_or_none()
-                    if replay is not None:
-                        return replay
-                    limits.consume(self.conn, self.call.bot.id, self.limits)
-                    if self.key:
-                        idem.claim(self.conn, self.call.bot.id, self.key, self.call.method,
-                                   self.fp)
-                break
-            except idem.StillRunning:
-                self._wait(deadline)
+        replay = self._checked(self._claim)
+        if replay is not None:
+            return replay
         try:
             if isinstance(self.validated, ApiError):
                 raise self.validated
@@ -126,6 +103,32 @@ class Run:
                 with transaction(self.conn):
                     idem.release(self.conn, self.call.bot.id, self.key)
             raise
+
+    def _checked(self, then):
+        """In one write transaction: replay a stored result, or take the rate and
+        run ``then``. While a duplicate with the same key runs, wait up to 5 s."""
+        deadline = time.monotonic() + idem.WAIT_FOR_RUNNING_SECONDS
+        while True:
+            try:
+                with transaction(self.conn):
+                    replay = self._replay_or_none()
+                    if replay is not None:
+                        return replay
+                    limits.consume(self.conn, self.call.bot.id, self.limits)
+                    return then()
+            except idem.StillRunning:
+                if time.monotonic() >= deadline:
+                    raise idem.in_progress() from None
+                time.sleep(0.05)
+
+    def _claim(self) -> None:
+        if self.key:
+            idem.claim(self.conn, self.call.bot.id, self.key, self.call.method, self.fp)
+
+    def _execute_and_store(self) -> Response:
+        status, body, headers = self._execute_in_savepoint()
+        self._store(status, body)
+        return json_response(status, body, headers)
 
     def _replay_or_none(self) -> Response | None:
         if not self.key:
@@ -151,9 +154,3 @@ class Run:
         if self.key:
             idem.store(self.conn, self.call.bot.id, self.key, self.call.method, self.fp,
                        status, body)
-
-    @staticmethod
-    def _wait(deadline: float) -> None:
-        if time.monotonic() >= deadline:
-            raise idem.in_progress()
-        time.sleep(0.05)

@@ -1,14 +1,19 @@
 """The one way this package starts an external program.
 
 Argument lists only (never a shell), a fixed minimal environment, its own
-process group killed whole on timeout, and rlimits set in the child before
-exec. Anything that is not a normal exit (missing program, exec failure,
+process group killed whole on timeout, and rlimits applied by util-linux
+``prlimit`` before it execs the tool. (``preexec_fn`` would set them in the
+forked child, but Python documents it as unsafe in a threaded process, and
+every gunicorn worker here runs request threads and a scheduler thread: a
+fork taken while another thread holds a lock can deadlock the child.)
+Anything that is not a normal exit (missing program or prlimit, exec failure,
 timeout, death by signal) becomes DEPENDENCY_UNAVAILABLE: the caller fails
 closed and never sees a half-result.
 """
 from __future__ import annotations
 
 import logging
+import math
 import os
 import resource
 import shutil
@@ -22,6 +27,13 @@ log = logging.getLogger("app.media")
 
 # Tools see only this: no proxy variables, no LD_PRELOAD, no locale surprises.
 _CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
+# prlimit is part of the operating system (Debian's util-linux), so it is
+# looked up in the system directories only, never on a configurable PATH.
+PRLIMIT_SEARCH_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+# RLIMIT_CPU is a backstop behind the wall-clock timeout, never the rule: it
+# counts the CPU time of all threads, so it allows the timeout on every core
+# a tool may use (ffmpeg runs at most 8 threads).
+_CPU_PARALLELISM = min(os.cpu_count() or 1, 8)
 
 
 @dataclass
@@ -43,14 +55,27 @@ def resolve(program: str, dependency: str) -> str:
     return found
 
 
-def _limits(memory_bytes: int, file_bytes: int | None):
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if file_bytes is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+def limited(argv: list[str], *, timeout: float, memory_bytes: int,
+            file_bytes: int | None = None) -> list[str]:
+    """``argv`` wrapped in prlimit: address space, CPU time, no core dumps and
+    (for converters) the size of any file written, each as soft and hard
+    limit. ``argv[0]`` must be absolute: prlimit execs it without a search."""
+    prlimit = shutil.which("prlimit", path=PRLIMIT_SEARCH_PATH)
+    if prlimit is None:
+        raise dependency_unavailable("prlimit", "prlimit (util-linux) is not installed")
+    cpu_seconds = math.ceil(timeout * _CPU_PARALLELISM) + 1
+    wrapper = [prlimit, f"--as={_within_hard(resource.RLIMIT_AS, memory_bytes)}",
+               f"--cpu={_within_hard(resource.RLIMIT_CPU, cpu_seconds)}", "--core=0"]
+    if file_bytes is not None:
+        wrapper.append(f"--fsize={_within_hard(resource.RLIMIT_FSIZE, file_bytes)}")
+    return [*wrapper, "--", *argv]
 
-    return apply
+
+def _within_hard(which: int, wanted: int) -> int:
+    """An unprivileged process may only lower a hard limit: a server started
+    under a lower one passes that on (prlimit would refuse to raise it)."""
+    hard = resource.getrlimit(which)[1]
+    return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -75,10 +100,12 @@ def run_tool(
     means "bad input" or "broken tool".
     """
     program = resolve(argv[0], dependency)
+    command = limited([program, *argv[1:]], timeout=timeout, memory_bytes=memory_bytes,
+                      file_bytes=file_bytes)
     env = {"PATH": _CHILD_PATH, "LC_ALL": "C", "HOME": cwd, "TMPDIR": cwd}
     try:
         proc = subprocess.Popen(
-            [program, *argv[1:]],
+            command,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -86,7 +113,6 @@ def run_tool(
             stderr=subprocess.PIPE,
             close_fds=True,
             start_new_session=True,
-            preexec_fn=_limits(memory_bytes, file_bytes),
         )
     except OSError as exc:
         log.warning("media tool %s could not start: %s", dependency, exc)
@@ -103,9 +129,13 @@ def run_tool(
         ) from None
     result = ToolResult(proc.returncode, stdout, stderr)
     if proc.returncode in (126, 127):
-        # The dynamic loader's codes: a library is missing or, under a too
-        # small RLIMIT_AS, cannot be mapped. None of our tools uses them.
+        # The codes of the dynamic loader and of prlimit's exec: a library is
+        # missing or, under a too small RLIMIT_AS, cannot be mapped, or the
+        # program cannot be executed. None of our tools uses them.
         raise tool_failed(dependency, result, "it could not be loaded")
+    if proc.returncode != 0 and stderr.startswith(b"prlimit: "):
+        # prlimit itself failed (it could not set a limit): the tool never ran.
+        raise tool_failed("prlimit", result, "the limits could not be applied")
     if proc.returncode < 0:
         log.warning(
             "media tool %s killed by signal %d: %s", dependency, -proc.returncode, result.stderr_tail()

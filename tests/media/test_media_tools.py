@@ -60,6 +60,38 @@ def test_output_file_size_limit(tmp_path):
     assert os.path.getsize(tmp_path / "big") <= MIB
 
 
+def limits_seen_by(tmp_path, **kw) -> dict[str, str]:
+    lines = run(["cat", "/proc/self/limits"], tmp_path, **kw).stdout.decode().splitlines()
+    return {line[:26].strip(): line[26:].split()[0] for line in lines[1:]}
+
+
+def test_limits_are_applied_by_prlimit_not_preexec_fn(tmp_path, monkeypatch):
+    import subprocess
+
+    seen = []
+    real_popen = subprocess.Popen
+
+    def spy(argv, **kw):
+        seen.append((argv, kw))
+        return real_popen(argv, **kw)
+
+    monkeypatch.setattr("app.media.runner.subprocess.Popen", spy)
+    limits = limits_seen_by(tmp_path, memory_bytes=700 * MIB, file_bytes=3 * MIB, timeout=7)
+    assert limits["Max address space"] == str(700 * MIB)
+    assert limits["Max file size"] == str(3 * MIB)
+    assert limits["Max core file size"] == "0"
+    assert int(limits["Max cpu time"]) >= 7
+    argv, kw = seen[0]
+    assert argv[0].endswith("/prlimit") and argv[argv.index("--") + 1].endswith("/cat")
+    assert kw.get("preexec_fn") is None and "shell" not in kw
+
+
+def test_missing_prlimit_fails_closed(tmp_path, monkeypatch):
+    monkeypatch.setattr("app.media.runner.PRLIMIT_SEARCH_PATH", str(tmp_path / "nowhere"))
+    err = expect_503(lambda: run(["true"], tmp_path), dependency="prlimit")
+    assert "prlimit" in err.description
+
+
 def test_minimal_environment_and_no_shell(tmp_path, monkeypatch):
     monkeypatch.setenv("LD_PRELOAD", "/nonexistent.so")
     monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")

@@ -12,6 +12,7 @@ from app.config import Settings
 from app.db import migrate, release_db
 from app.envelope import error_response, http_exception_response, internal_error_response
 from app.errors import ApiError
+from app.media import MediaConfig
 
 log = logging.getLogger(__name__)
 
@@ -22,12 +23,14 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
+    app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
     migrate(settings.db_path)
 
-    from app import api, cleanup, manage  # noqa: F401  (registers methods and jobs)
+    from app import api, cleanup, download, manage  # noqa: F401  (registers methods and jobs)
 
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
+    app.register_blueprint(download.bp)
     app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)

@@ -7,15 +7,19 @@ server (BOTSVC_DATA_DIR above all).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 import sys
+import tempfile
 
 import click
 
 from app.config import Settings
 from app.db import connect, migrate
-from app.domain import bots, chats
+from app.domain import bots, chats, media_messages
 from app.errors import ApiError
+from app.media import MediaConfig, check_dependencies
 
 
 def _conn() -> sqlite3.Connection:
@@ -129,6 +133,43 @@ def user_send(user_id, bot_id, text, reply_to):
 @click.argument("callback_data")
 def user_click(user_id, bot_id, message_id, callback_data):
     _run(chats.user_click_button, bot_id, user_id, message_id, callback_data)
+
+
+@main.command("user-send-media", help="The user sends a file to the bot (photo, video, "
+              "audio, document...): it goes through the upload pipeline like a bot's upload.")
+@click.argument("user_id", type=int)
+@click.argument("bot_id", type=int)
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--caption")
+@click.option("--type", "type_", type=click.Choice(media_messages.MEDIA_TYPES),
+              help="message type (default: from the file's kind; e.g. voice for audio)")
+def user_send_media(user_id, bot_id, path, caption, type_):
+    settings = Settings.from_env()
+    quarantine = os.path.join(settings.data_dir, "quarantine")
+    os.makedirs(quarantine, mode=0o700, exist_ok=True)
+    # The pipeline reads a private copy, never the operator's file in place.
+    fd, copy = tempfile.mkstemp(prefix="upload-", dir=quarantine)
+    try:
+        with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
+            shutil.copyfileobj(src, out, 1024 * 1024)
+        _run(lambda conn: media_messages.user_send_media_file(
+            conn, MediaConfig.from_env(settings.data_dir), settings.data_dir,
+            settings.storage_quota_bytes, bot_id, user_id, copy, os.path.basename(path), None,
+            caption=caption, type=type_))
+    finally:
+        os.unlink(copy)
+
+
+@main.command("check-media", help="Check that ffmpeg, ffprobe, the PDF parser, libmagic, "
+              "prlimit and ClamAV work as uploads will use them.")
+def check_media():
+    settings = Settings.from_env()
+    try:
+        check_dependencies(MediaConfig.from_env(settings.data_dir))
+    except ApiError as error:
+        click.echo(json.dumps(error.body(), ensure_ascii=False), err=True)
+        sys.exit(1)
+    click.echo("media tools and scanner: OK")
 
 
 @main.command("user-chat", help="Show the chat as the user sees it.")

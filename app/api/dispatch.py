@@ -42,9 +42,12 @@ def call_method(name: str) -> Response:
     call = Call(conn, settings, bot, name, files=body.files)
     validated = _validate(method, body)
     in_force = limits.configured_limits(settings)
+    buckets = (limits.API, *method.buckets)
+    if body.files and method.file_fields and limits.UPLOAD not in buckets:
+        buckets += (limits.UPLOAD,)  # a direct upload to a send method is an upload too
     run = Run(call, method, validated, key,
               idem.fingerprint(name, body.fingerprint_source()) if key else None,
-              [in_force[b] for b in ("api", *method.buckets) if b in in_force])
+              [in_force[b] for b in buckets if b in in_force])
     return run.claimed() if method.prepare else run.single()
 
 

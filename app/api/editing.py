@@ -1,16 +1,19 @@
 """Editing and deleting the bot's own messages. The rules live in
-app.domain.editing; these handlers only parse and call. Edits and deletes
-count against the general API limit only."""
+app.domain.editing (and app.domain.media_messages for captions and media);
+these handlers only parse and call. Edits and deletes count against the
+general API limit only."""
 from __future__ import annotations
 
 from marshmallow import fields, validate
 
+from app.api.files import FileId
+from app.api.media import Caption
 from app.api.registry import Call, api_method
 from app.api.sending import TEXT_MAX_BYTES
-from app.domain import editing
+from app.domain import editing, media_messages
 from app.domain.cards import Card
 from app.domain.keyboards import ReplyMarkup
-from app.validation import ChatId, MessageId, ParseMode, StrictSchema, Text
+from app.validation import ChatId, MessageId, ParseMode, Str, StrictSchema, Text
 
 DELETE_MAX_IDS = 100
 
@@ -30,6 +33,20 @@ class EditMessageCardSchema(MessageRefSchema):
     card = Card(required=True)
     reply_markup = ReplyMarkup()
     parse_mode = ParseMode()
+
+
+class EditMessageCaptionSchema(MessageRefSchema):
+    caption = Caption()
+    reply_markup = ReplyMarkup()
+    parse_mode = ParseMode()
+
+
+class EditMessageMediaSchema(MessageRefSchema):
+    media = FileId(required=True)
+    type = Str(validate=[validate.OneOf(media_messages.MEDIA_TYPES, error="must be one of "
+                                        + ", ".join(media_messages.MEDIA_TYPES))])
+    caption = Caption()
+    reply_markup = ReplyMarkup()
 
 
 class EditMessageReplyMarkupSchema(MessageRefSchema):
@@ -59,6 +76,22 @@ def edit_message_card(call: Call) -> dict:
     p = call.params
     return editing.edit_message_card(call.conn, call.bot.id, p["chat_id"], p["message_id"],
                                      p["card"], _markup(p))
+
+
+@api_method("editMessageCaption", EditMessageCaptionSchema())
+def edit_message_caption(call: Call) -> dict:
+    p = call.params
+    return media_messages.edit_message_caption(
+        call.conn, call.bot.id, p["chat_id"], p["message_id"],
+        p.get("caption", editing.UNCHANGED), _markup(p))
+
+
+@api_method("editMessageMedia", EditMessageMediaSchema())
+def edit_message_media(call: Call) -> dict:
+    p = call.params
+    return media_messages.edit_message_media(
+        call.conn, call.bot.id, p["chat_id"], p["message_id"], p["media"], p.get("type"),
+        p.get("caption", editing.UNCHANGED), _markup(p))
 
 
 @api_method("editMessageReplyMarkup", EditMessageReplyMarkupSchema())

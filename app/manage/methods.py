@@ -1,12 +1,15 @@
 """Operator methods: thin wrappers of the domain functions the CLI also uses."""
 from __future__ import annotations
 
+from flask import current_app
 from marshmallow import validate
 
-from app.domain import bots, chats
+from app.api.files import FilePart
+from app.api.media import Caption
+from app.domain import bots, chats, media_messages
 from app.domain.keyboards import CALLBACK_DATA_MAX_BYTES
 from app.manage.dispatch import operator_method
-from app.validation import Bool, Int, MessageId, Pattern, StrictSchema, Text
+from app.validation import Bool, Int, MessageId, Pattern, Str, StrictSchema, Text
 
 USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 
@@ -121,3 +124,19 @@ def user_click_button(conn, p):
 @operator_method("userGetChat", UserBotSchema())
 def user_get_chat(conn, p):
     return chats.user_view(conn, p["bot_id"], p["user_id"])
+
+
+class UserSendMediaSchema(UserBotSchema):
+    file = FilePart(required=True)
+    caption = Caption()
+    type = Str(validate=[validate.OneOf(media_messages.MEDIA_TYPES, error="must be one of "
+                                        + ", ".join(media_messages.MEDIA_TYPES))])
+
+
+@operator_method("userSendMedia", UserSendMediaSchema())
+def user_send_media(conn, p):
+    settings, upload = current_app.config["SETTINGS"], p["file"]
+    return media_messages.user_send_media_file(
+        conn, current_app.config["MEDIA"], settings.data_dir, settings.storage_quota_bytes,
+        p["bot_id"], p["user_id"], upload.path, upload.file_name, upload.content_type,
+        caption=p.get("caption"), type=p.get("type"))

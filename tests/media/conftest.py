@@ -1,4 +1,6 @@
-"""Shared fixtures of the media tests: real tools, real files made at test time."""
+"""Shared fixtures of the media tests: real tools, real files made at test
+time, and (for the HTTP tests of files and media methods) the app wired to
+the offline signature database."""
 from __future__ import annotations
 
 import os
@@ -12,6 +14,8 @@ import pytest
 
 from app.errors import ApiError, ErrorCode
 from app.media import MediaConfig, build_test_signature_db, process_upload
+
+from media_files import Samples, Storage, run_ffmpeg
 
 
 @pytest.fixture(scope="session")
@@ -43,12 +47,7 @@ def ffmpeg_make(media_dir):
 
     def make(name: str, *args: str) -> Path:
         if name not in made:
-            path = media_dir / name
-            subprocess.run(
-                ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", *args, str(path)],
-                check=True, timeout=120,
-            )
-            made[name] = path
+            made[name] = run_ffmpeg(media_dir / name, *args)
         return made[name]
 
     return make
@@ -158,3 +157,24 @@ def clamd(tmp_path_factory, sigdb):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+# -- the app, for the HTTP tests ---------------------------------------------------
+
+@pytest.fixture
+def make_app(make_app, monkeypatch, sigdb):
+    """The app with the offline EICAR database: this machine has no official
+    one, and a test must never depend on the network."""
+    monkeypatch.setenv("BOTSVC_CLAMAV_DB", sigdb)
+    monkeypatch.delenv("BOTSVC_CLAMD_SOCKET", raising=False)
+    return make_app
+
+
+@pytest.fixture(scope="session")
+def samples(tmp_path_factory) -> Samples:
+    return Samples(tmp_path_factory.mktemp("samples"))
+
+
+@pytest.fixture
+def storage(app) -> Storage:
+    return Storage(app)

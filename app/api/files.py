@@ -1,0 +1,107 @@
+"""Files: uploadFile and getFile, the request fields every media method shares,
+and the periodic sweep of upload leftovers.
+
+An upload is processed in the method's ``prepare`` step (outside any write
+transaction: ffmpeg and ClamAV may take minutes), its output moved into
+storage; the handler then records the row inside the write transaction, where
+the quota check and the insert are one step.
+"""
+from __future__ import annotations
+
+from flask import current_app
+from marshmallow import ValidationError, fields
+
+from app.api.registry import Call, api_method
+from app.body import UploadedFile
+from app.domain import file_links, files
+from app.domain.files import FILE_ID, StoredUpload
+from app.limits import UPLOAD
+from app.media import MediaConfig
+from app.validation import Str, StrictSchema, Text
+from app.worker import claim_periodic, periodic
+
+FILE_ID_RULE = ("must be a file_id (48 lowercase hex characters) or, in a multipart request,"
+                " the file itself; URLs and paths are not accepted")
+
+
+class FilePart(fields.Field):
+    """A file part of a multipart/form-data request, already in quarantine."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, UploadedFile):
+            raise ValidationError("must be a file part of a multipart/form-data request")
+        return value
+
+
+class MediaInput(Str):
+    """A media method's file: a file_id string, or (multipart only) the file
+    itself. A Str, so a multipart text value stays text (never read as JSON)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, UploadedFile):
+            return value
+        if isinstance(value, str) and FILE_ID.match(value):
+            return value
+        raise ValidationError(FILE_ID_RULE)
+
+
+class FileId(Str):
+    """A file_id string only (media groups, editMessageMedia)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and FILE_ID.match(value):
+            return value
+        raise ValidationError("must be a file_id (48 lowercase hex characters);"
+                              " URLs and paths are not accepted")
+
+
+def media_config() -> MediaConfig:
+    return current_app.config["MEDIA"]
+
+
+def store_uploaded(call: Call, uploaded: UploadedFile, field: str) -> StoredUpload:
+    """Quota room first (free), then the pipeline; the output lands in storage."""
+    files.check_quota_room(call.conn, call.bot.id, call.settings.storage_quota_bytes, field)
+    return files.process_and_store(media_config(), call.settings.data_dir, uploaded.path,
+                                   uploaded.file_name, uploaded.content_type, field)
+
+
+class UploadFileSchema(StrictSchema):
+    file = FilePart(required=True)
+
+
+class GetFileSchema(StrictSchema):
+    file_id = Text(min_bytes=1, max_bytes=256, required=True)
+
+
+def prepare_upload(call: Call) -> StoredUpload:
+    return store_uploaded(call, call.params["file"], "file")
+
+
+@api_method("uploadFile", UploadFileSchema(), buckets=(UPLOAD,), prepare=prepare_upload,
+            file_fields=("file",))
+def upload_file(call: Call) -> dict:
+    with files.discarded_on_error(call.prepared):
+        row = files.record_file(call.conn, call.bot.id, call.prepared,
+                                call.settings.storage_quota_bytes, "file")
+    return files.render_file(row)
+
+
+@api_method("getFile", GetFileSchema())
+def get_file(call: Call) -> dict:
+    row = files.require_clean_file(call.conn, call.bot.id, call.params["file_id"], "file_id")
+    url, expires_at = file_links.signed_url(call.settings.base_url, call.settings.secret_key,
+                                            row["file_id"], call.bot.id)
+    return {**files.render_file(row), "download_url": url, "expires_at": expires_at}
+
+
+SWEEP_JOB = "sweep_upload_leftovers"
+SWEEP_INTERVAL_SECONDS = 600.0
+
+
+@periodic(SWEEP_JOB, seconds=SWEEP_INTERVAL_SECONDS)
+def sweep_upload_leftovers(conn, settings) -> None:
+    if not claim_periodic(conn, SWEEP_JOB, SWEEP_INTERVAL_SECONDS - 1):
+        return
+    files.sweep_leftovers(conn, settings.data_dir, media_config().work_dir,
+                          current_app.config["QUARANTINE_DIR"])

@@ -112,6 +112,17 @@ def bench_broadcast(tmp: Path) -> None:
     broadcast_part.run(tmp)
 
 
+@part("upload")
+def bench_upload(tmp: Path, rounds: int = 3) -> None:
+    """uploadFile of a photo, a 30 s 1080p video and a 3 min song beside the
+    same tool work run directly."""
+    from scripts import bench_upload as upload_part
+
+    (tmp / "svc").mkdir()
+    with running_server(tmp / "svc", **NO_LIMITS) as server:
+        upload_part.run(tmp, server, rounds, alternate, median)
+
+
 def main(argv: list[str]) -> None:
     chosen = argv or list(PARTS)
     unknown = [name for name in chosen if name not in PARTS]

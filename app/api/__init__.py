@@ -1,4 +1,13 @@
 """The /v2 methods, one module per group. Importing a group registers its
 methods with the dispatcher."""
-from app.api import broadcasts, callbacks, cards, editing, identity, sending, updates  # noqa: F401
+from app.api import (  # noqa: F401
+    broadcasts,
+    callbacks,
+    cards,
+    editing,
+    identity,
+    sending,
+    updates,
+    webhooks,
+)
 from app.api.dispatch import bp  # noqa: F401

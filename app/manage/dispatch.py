@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema
 
 from app.auth import bearer_token, check_admin_token
-from app.body import parse_body
+from app.body import coerce_form_values, parse_body
 from app.db import get_db
 from app.envelope import json_response, ok_body
 from app.errors import ApiError, ErrorCode, invalid
@@ -48,7 +48,12 @@ def call_operator_method(name: str) -> Response:
                              settings.admin_token):
         raise ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid admin token")
     body = parse_body(request, settings.upload_max_bytes)
-    params = {**body.params, **body.files}
+    if body.invalid is not None:
+        raise body.invalid
+    params = body.params
+    if body.is_form and method.schema is not None:
+        params = coerce_form_values(method.schema.fields, params)
+    params = {**params, **body.files}
     if method.schema is not None:
         params = load(method.schema, params)
     elif params:

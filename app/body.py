@@ -41,9 +41,16 @@ class RequestBody:
     params: dict
     files: dict[str, UploadedFile] = field(default_factory=dict)
     is_form: bool = False
+    # A JSON body that did not parse: its INVALID_JSON error, answered at the
+    # validation step (after idempotency and rate limits, as DECISIONS §5
+    # orders them), and the SHA-256 of its bytes, its only fingerprint.
+    invalid: ApiError | None = None
+    raw_sha256: str | None = None
 
     def fingerprint_source(self) -> dict:
         """What idempotency compares: the values, and each file's SHA-256."""
+        if self.invalid is not None:
+            return {"unparsed_body": self.raw_sha256}
         return {"params": self.params,
                 "files": {name: f.sha256 for name, f in sorted(self.files.items())}}
 
@@ -58,9 +65,21 @@ class BotsvcRequest(Request):
         return tempfile.NamedTemporaryFile(dir=quarantine, prefix="upload-", delete=True)
 
 
+class RequestTooLarge(ApiError):
+    """413. The unread rest of the body cannot be skipped cheaply, so the
+    connection is closed, and the response must say so: a client that reuses
+    it would otherwise fail on its next request."""
+
+    def __init__(self, limit: int):
+        super().__init__(ErrorCode.REQUEST_TOO_LARGE,
+                         f"Request body is larger than {limit} bytes", limit=limit)
+
+    def headers(self) -> dict[str, str]:
+        return {"Connection": "close"}
+
+
 def too_large(limit: int) -> ApiError:
-    return ApiError(ErrorCode.REQUEST_TOO_LARGE,
-                    f"Request body is larger than {limit} bytes", limit=limit)
+    return RequestTooLarge(limit)
 
 
 def is_form_request(request: Request) -> bool:
@@ -70,19 +89,22 @@ def is_form_request(request: Request) -> bool:
 def parse_body(request: Request, upload_limit: int) -> RequestBody:
     if is_form_request(request):
         return _parse_form(request, upload_limit)
-    return RequestBody(_parse_json(request))
+    return _parse_json(request)
 
 
-def _parse_json(request: Request) -> dict:
+def _parse_json(request: Request) -> RequestBody:
     length = request.content_length
     if length is not None and length > JSON_BODY_LIMIT:
         raise too_large(JSON_BODY_LIMIT)
     raw = request.stream.read(JSON_BODY_LIMIT + 1)
     if len(raw) > JSON_BODY_LIMIT:
         raise too_large(JSON_BODY_LIMIT)
-    if not raw.strip():
-        return {}
-    return decode_json_object(raw)
+    if not raw:
+        return RequestBody({})
+    try:
+        return RequestBody(decode_json_object(raw))
+    except ApiError as error:
+        return RequestBody({}, invalid=error, raw_sha256=hashlib.sha256(raw).hexdigest())
 
 
 def _reject_constant(name: str):
@@ -175,6 +197,6 @@ def coerce_form_values(schema_fields: dict, params: dict) -> dict:
             continue
         try:
             coerced[name] = json.loads(value, parse_constant=_reject_constant)
-        except ValueError:
+        except (ValueError, RecursionError):
             coerced[name] = value  # left as text: validation reports the type
     return coerced

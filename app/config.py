@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import ssl
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,20 @@ def _int(env: dict, name: str, default: int) -> int:
     return value
 
 
+def _ca_bundle(env: dict, name: str) -> str | None:
+    """A readable PEM file holding at least one certificate, checked at start
+    so a typo fails loudly instead of every delivery failing later."""
+    raw = env.get(name)
+    if not raw:
+        return None
+    path = os.path.abspath(raw)
+    try:
+        ssl.create_default_context(cafile=path)
+    except (OSError, ssl.SSLError) as e:
+        raise SystemExit(f"{name}: cannot load CA certificates from {path}: {e}") from None
+    return path
+
+
 def _flag(env: dict, name: str) -> bool:
     return env.get(name, "0").strip().lower() in ("1", "true", "yes", "on")
 
@@ -47,6 +62,9 @@ class Settings:
     upload_max_bytes: int = 50 * 1024 * 1024
     storage_quota_bytes: int = 1024 * 1024 * 1024
     webhook_allow_private: bool = False
+    # PEM file of CA certificates trusted for webhook receivers in addition to
+    # certifi's bundle (a CI receiver with its own CA); None: certifi alone.
+    webhook_ca_bundle: str | None = None
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
 
@@ -76,6 +94,7 @@ class Settings:
             upload_max_bytes=upload_max,
             storage_quota_bytes=_int(env, "BOTSVC_STORAGE_QUOTA_BYTES", cls.storage_quota_bytes),
             webhook_allow_private=_flag(env, "BOTSVC_WEBHOOK_ALLOW_PRIVATE"),
+            webhook_ca_bundle=_ca_bundle(env, "BOTSVC_WEBHOOK_CA_BUNDLE"),
         )
         values.update(overrides)
         if not values.get("secret_key"):

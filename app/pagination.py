@@ -19,6 +19,7 @@ from typing import Any
 from app.errors import ApiError, invalid
 from app.validation import Int, Str, Text
 
+SQLITE_MAX_INTEGER = 2**63 - 1
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 100
 
@@ -78,7 +79,7 @@ class ScopedIntCursor(CursorCodec):
             raise bad_cursor() from None
         scope, _, key = raw.rpartition(":")
         if scope != self.scope or not key.isascii() or not key.isdigit() \
-                or self.encode(int(key)) != cursor:
+                or int(key) > SQLITE_MAX_INTEGER or self.encode(int(key)) != cursor:
             raise bad_cursor()
         return int(key)
 

@@ -95,8 +95,9 @@ def Pattern(regex: str, description: str, **kwargs) -> Str:
 
 
 def ChatId(**kwargs) -> Str:
-    """A chat_id: any non-empty string; unknown ones are CHAT_NOT_FOUND later."""
-    return Text(min_bytes=1, max_bytes=256, **kwargs)
+    """A chat_id: any non-empty string, however long; a string that is not one
+    of the bot's chats is CHAT_NOT_FOUND (DECISIONS §4), whatever its shape."""
+    return Text(min_bytes=1, **kwargs)
 
 
 def MessageId(**kwargs) -> Int:

@@ -74,13 +74,20 @@ class Worker:
         self.app = app
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max(4, len(JOBS) + 1))},
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 30},
+            # Two instances: one pass, and a tick or wake-up that arrives while
+            # it finishes; _tick lets only one of them run a pass at a time.
+            job_defaults={"coalesce": True, "max_instances": 2, "misfire_grace_time": 30},
             timezone=UTC)
         self._again = {name: threading.Event() for name in JOBS}
+        # Jobs with a pass under way in this process: a tick or wake-up that
+        # finds one sets its ``again`` flag instead of running a second pass
+        # (and wake() does not bother APScheduler, which would log a skip).
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        # APScheduler logs two INFO lines per run; with sub-second ticks that
-        # would drown the server log.
+        # APScheduler logs two INFO lines per run; with a tick a second and a
+        # wake-up per webhook update they would drown the service's own log.
         logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
         for job in JOBS.values():
             self.scheduler.add_job(self._tick, "interval", seconds=job.seconds, id=job.name,
@@ -94,7 +101,10 @@ class Worker:
     def wake(self, name: str) -> None:
         if name not in self._again:
             return
-        self._again[name].set()
+        with self._lock:
+            self._again[name].set()
+            if name in self._running:
+                return
         try:
             self.scheduler.modify_job(name, next_run_time=datetime.now(UTC))
         except Exception:  # the scheduler is shutting down
@@ -102,15 +112,26 @@ class Worker:
 
     def _tick(self, name: str) -> None:
         again = self._again[name]
-        while True:
-            again.clear()
-            try:
+        with self._lock:
+            if name in self._running:
+                again.set()
+                return
+            self._running.add(name)
+        try:
+            while True:
+                again.clear()
                 run_job(self.app, name)
-            except Exception:
-                log.exception("background job %s failed; it runs again at its next tick", name)
-                return
-            if not again.is_set():
-                return
+                with self._lock:
+                    if not again.is_set():
+                        # Under the lock: a wake-up either set the flag before
+                        # this check or finds the job no longer running.
+                        self._running.discard(name)
+                        return
+        except Exception:
+            log.exception("background job %s failed; it runs again at its next tick", name)
+        finally:
+            with self._lock:
+                self._running.discard(name)
 
 
 _worker: Worker | None = None

@@ -333,3 +333,17 @@ def test_recipients_default_limit_is_100(app, bot):
     broadcast = create(bot)
     first = bot.ok("getBroadcastRecipients", broadcast_id=broadcast["broadcast_id"])
     assert len(first["recipients"]) == 100 and first["next_cursor"] is not None
+
+
+def test_a_forged_cursor_beyond_any_position_is_invalid(bot, chat):
+    import base64
+    broadcast_id = create(bot)["broadcast_id"]
+    for position in (2**63, 10**30):
+        raw = f"{broadcast_id}:{position}".encode()
+        cursor = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        bot.error("getBroadcastRecipients", 400, "INVALID_PARAMETER",
+                  broadcast_id=broadcast_id, cursor=cursor)
+
+
+def test_a_long_broadcast_id_is_simply_not_found(bot):
+    bot.error("getBroadcast", 404, "BROADCAST_NOT_FOUND", broadcast_id="b" * 257)

@@ -70,11 +70,16 @@ def test_surrogate_pairs_are_fine(bot, chat):
     assert sent.get_json()["result"]["text"] == "\U0001F600"
 
 
-@pytest.mark.parametrize("body", [b"", b"   ", b"\n", b"{}", b" { } "])
+@pytest.mark.parametrize("body", [b"", b"{}", b" { } "])
 def test_empty_body_is_an_empty_object(bot, body):
     response = bot.raw("getMe", body)
     assert response.status_code == 200, response.get_json()
     assert response.get_json()["result"]["id"] == bot.id
+
+
+@pytest.mark.parametrize("body", [b"   ", b"\n"])
+def test_whitespace_alone_is_not_json(bot, body):
+    assert_failure(bot.raw("getMe", body), 400, "INVALID_JSON")
 
 
 def test_json_body_without_content_type_is_read_as_json(bot):
@@ -202,3 +207,19 @@ def test_failure_bodies_contain_no_trace_or_path(bot, app):
     for response in (bot.raw("getMe", b"{"), bot.call("nope"), bot.call("getChat", {"x": 1})):
         text = response.get_data(as_text=True)
         assert "Traceback" not in text and data_dir not in text and bot.token not in text
+
+
+def test_a_too_large_body_closes_the_connection_and_says_so(bot):
+    response = bot.raw("getMe", b"{}" + b" " * (1024 * 1024))
+    assert_failure(response, 413, "REQUEST_TOO_LARGE")
+    assert response.headers["Connection"] == "close"
+
+
+@pytest.mark.parametrize("method,field,value", [
+    ("sendMessage", "reply_markup", "[" * 100000 + "]" * 100000),
+    ("getUpdates", "offset", "[" * 5000 + "]" * 5000),
+])
+def test_deeply_nested_form_values_are_invalid_not_a_crash(bot, chat, method, field, value):
+    data = {field: value, **({"chat_id": chat.chat_id, "text": "x"} if method == "sendMessage"
+                             else {})}
+    assert_invalid(bot.call(method, data=data), field)

@@ -240,3 +240,23 @@ def test_concurrent_duplicates_execute_once(app, bot, chat, operator):
     assert len({json.dumps(body, sort_keys=True) for _, body, _ in results}) == 1
     assert [replayed for _, _, replayed in results].count(None) == 1
     assert _texts(operator, chat, bot) == ["exactly once"]
+
+
+def test_invalid_json_is_stored_under_its_key_and_replayed(bot):
+    headers = {"Idempotency-Key": "bad-json"}
+    first = bot.raw("getMe", b"{", headers=headers)
+    assert_failure(first, 400, "INVALID_JSON")
+    again = bot.raw("getMe", b"{", headers=headers)
+    assert again.get_json() == first.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    # The key now belongs to that body: a different one conflicts.
+    assert_failure(bot.raw("getMe", b"{}", headers=headers), 409, "IDEMPOTENCY_CONFLICT")
+
+
+def test_malformed_bodies_and_keys_take_their_rate_like_any_request(make_app, clock):
+    app = make_app(rate_api_per_sec=3)
+    bot, _ = _bot_with_chat(app)
+    assert [bot.raw("getMe", b"{").status_code for _ in range(3)] == [400, 400, 400]
+    assert_failure(bot.raw("getMe", b"{"), 429, "RATE_LIMITED")
+    assert_failure(bot.call("getMe", headers={"Idempotency-Key": "bad key"}), 429,
+                   "RATE_LIMITED")

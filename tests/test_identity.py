@@ -126,3 +126,8 @@ def test_no_chat_before_the_first_start(bot, new_user, operator):
     assert response.status_code == 404
     assert response.get_json()["error_code"] == "CHAT_NOT_FOUND"
     assert bot.ok("getUpdates") == []
+
+
+def test_a_chat_id_of_any_length_is_simply_not_found(bot):
+    for chat_id in ("vc_" + "0" * 40, "b" * 257, "x" * 5000):
+        bot.error("getChat", 404, "CHAT_NOT_FOUND", chat_id=chat_id)

@@ -172,3 +172,19 @@ def test_membership_is_independent_per_bot(new_bot, new_user, start_chat, operat
     first.error("sendMessage", 403, "BOT_BLOCKED", chat_id=a.chat_id, text="hi")
     assert second.ok("sendMessage", chat_id=b.chat_id, text="hi")["text"] == "hi"
     assert [u["membership"]["status"] for u in second.ok("getUpdates")] == ["active"]
+
+
+@pytest.mark.parametrize("leave,code", [("userStop", "BOT_NOT_STARTED"),
+                                        ("userBlock", "BOT_BLOCKED")])
+def test_stop_typed_by_a_user_who_left_is_refused(bot, chat, operator, leave, code):
+    operator(leave, user_id=chat.user_id, bot_id=bot.id)
+    response = operator.call("userSendMessage", user_id=chat.user_id, bot_id=bot.id,
+                             text="/stop")
+    assert (response.status_code, response.get_json()["error_code"]) == (403, code)
+
+
+def test_start_and_stop_typed_as_messages_return_the_new_message(bot, chat, operator):
+    stop = operator("userSendMessage", user_id=chat.user_id, bot_id=bot.id, text="/stop")
+    start = operator("userSendMessage", user_id=chat.user_id, bot_id=bot.id, text="/start x")
+    assert (stop["text"], start["text"]) == ("/stop", "/start x")
+    assert start["message_id"] == stop["message_id"] + 1 and stop["from_bot"] is False

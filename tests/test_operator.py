@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from contract import BotClient, assert_failure, assert_invalid
+from contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOTSVC = os.path.join(ROOT, ".venv", "bin", "botsvc")
@@ -163,7 +163,6 @@ def test_user_get_chat(operator, bot, chat):
 
 
 def test_operator_envelope_rules(client):
-    from contract import ADMIN_TOKEN
     auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     assert_failure(client.post("/manage/v1/noSuchMethod", json={}, headers=auth), 404,
                    "METHOD_NOT_FOUND")
@@ -254,3 +253,13 @@ def test_cli_migrate(tmp_path):
                           timeout=60)
     assert done.returncode == 0 and "schema version" in done.stdout, done.stderr
     assert (tmp_path / "m" / "botsvc.sqlite3").exists()
+
+
+def test_operator_form_values_follow_the_same_rules_as_v2(client, operator):
+    user_id = operator("createUser")["user_id"]
+    bot_id = operator("createBot", username="formrules_bot")["bot"]["id"]
+    response = client.post("/manage/v1/userStart", data={"user_id": str(user_id),
+                                                          "bot_id": str(bot_id)},
+                           headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["result"]["chat_id"].startswith("vc_")

@@ -10,5 +10,6 @@ from app.api import (  # noqa: F401
     media,
     sending,
     updates,
+    webhooks,
 )
 from app.api.dispatch import bp  # noqa: F401

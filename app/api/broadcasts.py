@@ -37,7 +37,8 @@ class CreateBroadcastSchema(StrictSchema):
 
 
 class BroadcastIdSchema(StrictSchema):
-    broadcast_id = Text(min_bytes=1, max_bytes=256, required=True)
+    # Any non-empty string; one that is not this bot's is BROADCAST_NOT_FOUND.
+    broadcast_id = Text(min_bytes=1, required=True)
 
 
 class RecipientsSchema(BroadcastIdSchema):

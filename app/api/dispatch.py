@@ -36,11 +36,15 @@ def call_method(name: str) -> Response:
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
     if bot.disabled:
         raise ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")
-    raw_key = request.headers.get(idem.HEADER)
-    key = idem.validate_key(raw_key) if raw_key is not None else None
     body = parse_body(request, settings.upload_max_bytes)
     call = Call(conn, settings, bot, name, files=body.files)
-    validated = _validate(method, body)
+    key = request.headers.get(idem.HEADER)
+    if key is not None and not idem.KEY_PATTERN.match(key):
+        # A validation error like any other: answered after the rate limits;
+        # there is no usable key to store it under.
+        key, validated = None, idem.invalid_key()
+    else:
+        validated = _validate(method, body)
     in_force = limits.configured_limits(settings)
     buckets = (limits.API, *method.buckets)
     if body.files and method.file_fields and limits.UPLOAD not in buckets:
@@ -52,6 +56,8 @@ def call_method(name: str) -> Response:
 
 
 def _validate(method: ApiMethod, body: RequestBody) -> dict | ApiError:
+    if body.invalid is not None:
+        return body.invalid
     params = body.params
     unexpected = set(body.files) - set(method.file_fields)
     if unexpected:

@@ -71,7 +71,7 @@ class UploadFileSchema(StrictSchema):
 
 
 class GetFileSchema(StrictSchema):
-    file_id = Text(min_bytes=1, max_bytes=256, required=True)
+    file_id = Text(min_bytes=1, required=True)  # any other string: not one of the bot's files
 
 
 def prepare_upload(call: Call) -> StoredUpload:

@@ -76,6 +76,10 @@ def user_start(conn: sqlite3.Connection, bot_id: int, user_id: int,
                start_parameter: str | None = None) -> dict:
     """The user presses Start: membership becomes active, and the bot gets one
     update holding the ``/start`` message and the membership."""
+    return _start(conn, bot_id, user_id, start_parameter)[0]
+
+
+def _start(conn, bot_id: int, user_id: int, start_parameter: str | None) -> tuple[dict, dict]:
     if start_parameter is not None and not START_PARAMETER.match(start_parameter):
         raise invalid("start_parameter",
                       "start_parameter must be 1 to 64 ASCII letters, digits, _ or -")
@@ -101,21 +105,26 @@ def user_start(conn: sqlite3.Connection, bot_id: int, user_id: int,
         if start_parameter is not None:
             membership["start_parameter"] = start_parameter
         update_id = enqueue_update(conn, bot_id, {"message": message, "membership": membership})
-    return {"chat_id": row["chat_id"], "update_id": update_id}
+    return {"chat_id": row["chat_id"], "update_id": update_id}, message
 
 
 def user_stop(conn: sqlite3.Connection, bot_id: int, user_id: int) -> None:
-    """The user sends /stop: sending and edits become forbidden."""
+    """The user presses Stop: sending and edits become forbidden. Stopping a
+    chat that is not active changes nothing."""
     with transaction(conn):
         row = user_chat(conn, bot_id, user_id)
-        if row["status"] != "active":
-            return
-        conn.execute("UPDATE chats SET status = 'stopped', stopped_at = ? WHERE id = ?",
-                     (now(), row["id"]))
-        message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
-                                          content={"text": "/stop"})
-        enqueue_update(conn, bot_id, {"message": message, "membership": {
-            "chat_id": row["chat_id"], "status": "stopped"}})
+        if row["status"] == "active":
+            _stop(conn, bot_id, row)
+
+
+def _stop(conn, bot_id: int, row: sqlite3.Row) -> dict:
+    conn.execute("UPDATE chats SET status = 'stopped', stopped_at = ? WHERE id = ?",
+                 (now(), row["id"]))
+    message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
+                                      content={"text": "/stop"})
+    enqueue_update(conn, bot_id, {"message": message, "membership": {
+        "chat_id": row["chat_id"], "status": "stopped"}})
+    return message
 
 
 def user_block(conn: sqlite3.Connection, bot_id: int, user_id: int) -> None:
@@ -138,11 +147,14 @@ def user_send_message(conn: sqlite3.Connection, bot_id: int, user_id: int, text:
     the Start and Stop commands; other messages need an active membership."""
     command, _, argument = text.partition(" ")
     if command == "/start":
-        user_start(conn, bot_id, user_id, argument if argument else None)
-        return messages.latest_user_message(conn, bot_id, user_id)
+        return _start(conn, bot_id, user_id, argument or None)[1]
     if command == "/stop" and not argument:
-        user_stop(conn, bot_id, user_id)
-        return messages.latest_user_message(conn, bot_id, user_id)
+        # A message like any other: a user who stopped or blocked the bot
+        # cannot reach it (userStop, the button, is the idempotent way).
+        with transaction(conn):
+            row = user_chat(conn, bot_id, user_id)
+            check_active(row)
+            return _stop(conn, bot_id, row)
     with transaction(conn):
         row = user_chat(conn, bot_id, user_id)
         check_active(row)

@@ -92,11 +92,3 @@ def chat_history(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
     rows = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
                         " ORDER BY message_id", (chat["id"],))
     return [render(row, chat["chat_id"]) for row in rows]
-
-
-def latest_user_message(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
-    row = conn.execute(
-        "SELECT m.*, c.chat_id AS public_chat_id FROM messages m JOIN chats c ON c.id = m.chat_ref"
-        " WHERE c.bot_id = ? AND c.user_id = ? AND m.from_bot = 0"
-        " ORDER BY m.message_id DESC LIMIT 1", (bot_id, user_id)).fetchone()
-    return render(row, row["public_chat_id"])

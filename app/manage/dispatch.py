@@ -48,9 +48,11 @@ def call_operator_method(name: str) -> Response:
                              settings.admin_token):
         raise ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid admin token")
     body = parse_body(request, settings.upload_max_bytes)
+    if body.invalid is not None:
+        raise body.invalid
     params = body.params
     if body.is_form and method.schema is not None:
-        params = coerce_form_values(method.schema.fields, params)  # "7" is 7, as on /v2
+        params = coerce_form_values(method.schema.fields, params)
     params = {**params, **body.files}
     if method.schema is not None:
         params = load(method.schema, params)

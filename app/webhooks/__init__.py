@@ -1,6 +1,7 @@
-"""Webhook target validation and delivery transport: pure library code (no
-Flask, no database). The delivery queue, retries and the setWebhook /
-getWebhookInfo methods build on it."""
+"""Webhooks. Target validation and the delivery transport (addresses, urls,
+secret_token, transport) are pure library code: no Flask, no database.
+``delivery`` is the worker that drains the queue with them; the queue state
+lives in app/domain/webhooks.py and the methods in app/api/webhooks.py."""
 from app.webhooks.addresses import (
     default_resolver,
     denied_reason,

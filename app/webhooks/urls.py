@@ -207,7 +207,14 @@ def parse_webhook_url(url: object, *, allow_private: bool) -> WebhookTarget:
 
 def validate_webhook_url(url: str, *, allow_private: bool, resolve: Resolver = default_resolver) -> str:
     """setWebhook's check: returns the normalized URL or raises
-    INVALID_PARAMETER with ``parameters.field == "url"`` and a ``reason``."""
+    INVALID_PARAMETER with ``parameters.field == "url"`` and a ``reason``.
+
+    A name that resolves to any address that may not be used is refused now. A
+    name that does not resolve at all is accepted: the contract pins addresses
+    per delivery, and every delivery resolves again and checks every address,
+    so nothing is reachable through it later that is refused now. Refusing it
+    would make setWebhook fail on any installation without outside DNS (a CI
+    machine, an offline VM), where the receiver is named but not yet reachable."""
     target = parse_webhook_url(url, allow_private=allow_private)
     if target.literal is not None:
         if not is_allowed_address(target.literal, allow_private=allow_private):
@@ -217,5 +224,7 @@ def validate_webhook_url(url: str, *, allow_private: bool, resolve: Resolver = d
     try:
         resolve_allowed(target.host, target.port, allow_private=allow_private, resolve=resolve)
     except TargetRejected as e:
+        if e.reason == "unresolvable":
+            return target.url
         raise _reject(e.reason, f"url is not reachable: {e.message}") from None
     return target.url

@@ -1,82 +1,24 @@
-"""Local receivers for the transport tests: real HTTPS (and HTTP) servers on
-127.0.0.1 with certificates from a trustme test CA. Nothing else is ever
-contacted: every name reaches an address through a substituted resolver."""
+"""Fixtures for the webhook tests: local receivers (real HTTPS and HTTP
+servers on 127.0.0.1, tests/webhooks/support.py) with certificates from a
+trustme test CA, substituted resolvers and clock, and the delivery job driven
+by hand. Nothing else is ever contacted: every name reaches an address
+through a substituted resolver."""
 from __future__ import annotations
 
 import socket
 import ssl
 import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
 
 import pytest
 import trustme
+import urllib3.util.connection
+
+from app.webhooks import delivery
+from app.worker import run_job
+from webhooks.support import HOST, SECRET, Receiver, answer
 
 HOOK_HOST = "hooks.example.test"
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    receiver: Receiver
-
-    def handle_error(self, request, client_address):
-        # A client that refuses our certificate, or hangs up at the deadline,
-        # is part of what these tests provoke; keep it out of the output.
-        self.receiver.errors += 1
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_POST(self):
-        length = int(self.headers.get("Content-Length", "0"))
-        body = self.rfile.read(length)
-        receiver = self.server.receiver
-        receiver.requests.append({
-            "path": self.path,
-            "headers": {k.lower(): v for k, v in self.headers.items()},
-            "body": body,
-        })
-        receiver.respond(self)
-
-    def log_message(self, *args):
-        pass
-
-
-def answer(status: int, *, headers: dict[str, str] | None = None, body: bytes = b"ok"):
-    def respond(handler: _Handler) -> None:
-        handler.send_response(status)
-        for name, value in (headers or {}).items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
-    return respond
-
-
-class Receiver:
-    def __init__(self, ssl_context: ssl.SSLContext | None, respond: Callable[[_Handler], None]):
-        self.requests: list[dict] = []
-        self.sni: list[str | None] = []
-        self.errors = 0
-        self.respond = respond
-        self.release = threading.Event()   # lets hanging handlers finish at teardown
-        self.server = _Server(("127.0.0.1", 0), _Handler)
-        self.server.receiver = self
-        if ssl_context is not None:
-            ssl_context.sni_callback = lambda sock, name, ctx: self.sni.append(name)
-            # Handshake in the handler thread, not in the accept loop.
-            self.server.socket = ssl_context.wrap_socket(
-                self.server.socket, server_side=True, do_handshake_on_connect=False)
-        self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="session")
@@ -174,3 +116,73 @@ def fake_resolver():
 @pytest.fixture(name="answer")
 def answer_fixture():
     return answer
+
+
+# -- the delivery worker over a real app -------------------------------------
+
+class FakeClock:
+    """delivery.clock, moved by hand: retries become due when the test says."""
+
+    def __init__(self, start: float):
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = FakeClock(time.time())
+    monkeypatch.setattr(delivery, "clock", fake)
+    return fake
+
+
+@pytest.fixture
+def connections(monkeypatch):
+    """Every TCP connection urllib3 opens, as (host, port)."""
+    seen: list[tuple[str, int]] = []
+    real = urllib3.util.connection.create_connection
+
+    def recording(address, *args, **kwargs):
+        seen.append(address)
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(urllib3.util.connection, "create_connection", recording)
+    return seen
+
+
+@pytest.fixture
+def run_pass(app):
+    """One pass of the delivery job, as the scheduler runs it, then wait until
+    the deliveries it started (and any they chain) have finished."""
+    settings = app.config["SETTINGS"]
+
+    def run() -> None:
+        run_job(app, delivery.JOB)
+        assert delivery.deliverer_for(settings).wait_idle(30)
+
+    yield run
+    delivery.forget_deliverer(settings)
+
+
+@pytest.fixture
+def local_dns(monkeypatch, fake_resolver):
+    """The delivery module's resolver, mapping HOST to 127.0.0.1."""
+    resolver = FakeResolver({HOST: ["127.0.0.1"]})
+    monkeypatch.setattr(delivery, "resolver", resolver)
+    return resolver
+
+
+@pytest.fixture
+def hook(local_dns, make_receiver):
+    """hook(bot, respond=None, path="/hook") -> Receiver: a receiver with a
+    certificate for HOST, set as the bot's webhook."""
+    def install(bot, respond=None, path="/hook"):
+        receiver = make_receiver(respond, cert_for=HOST)
+        receiver.url = f"https://{HOST}:{receiver.port}{path}"
+        assert bot.ok("setWebhook", url=receiver.url, secret_token=SECRET) is True
+        return receiver
+    return install

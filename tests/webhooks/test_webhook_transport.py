@@ -5,7 +5,6 @@ import json
 import time
 
 import pytest
-import urllib3.util.connection
 
 from app.webhooks.transport import DeliveryResult, deliver
 from app.webhooks.urls import validate_webhook_url
@@ -19,20 +18,6 @@ BODY = json.dumps({"update_id": 7, "message": {"text": "héllo"}}, ensure_ascii=
 def local(fake_resolver):
     """A resolver pinning the test name to loopback."""
     return fake_resolver({HOST: ["127.0.0.1"]})
-
-
-@pytest.fixture
-def connections(monkeypatch):
-    """Every TCP connection urllib3 opens, as (host, port)."""
-    seen: list[tuple[str, int]] = []
-    real = urllib3.util.connection.create_connection
-
-    def recording(address, *args, **kwargs):
-        seen.append(address)
-        return real(address, *args, **kwargs)
-
-    monkeypatch.setattr(urllib3.util.connection, "create_connection", recording)
-    return seen
 
 
 def send(url, *, resolve, ca_file, allow_private=True, timeout=5.0, secret=SECRET) -> DeliveryResult:

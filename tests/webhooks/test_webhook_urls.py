@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from app.errors import ApiError, ErrorCode
+from app.webhooks.transport import deliver
 from app.webhooks.urls import parse_webhook_url, validate_webhook_url
 
 PUBLIC = {
@@ -191,7 +192,6 @@ BAD_ANSWERS = [
     (["93.184.216.34", "10.0.0.7"], "non_public_address"),          # mixed
     (["10.0.0.7", "93.184.216.34"], "non_public_address"),          # mixed, other order
     (["2606:2800:220:1::1", "fd00::1"], "non_public_address"),      # mixed IPv6
-    ([], "unresolvable"),
 ]
 
 
@@ -205,9 +205,17 @@ def test_every_resolved_address_must_be_public(answers, reason):
         assert address not in error.description   # no internal DNS oracle
 
 
-def test_resolution_failure_is_rejected():
-    error = reject("https://nx.example.com/", resolve=CountingResolver({}))
-    assert error.parameters["reason"] == "unresolvable"
+@pytest.mark.parametrize("answers", [None, []], ids=["no such name", "no addresses"])
+def test_a_name_that_does_not_resolve_is_accepted_and_refused_at_delivery(answers):
+    # Accepted now (offline installations have no outside DNS); every delivery
+    # resolves again and refuses to connect while the name has no address.
+    resolver = CountingResolver({} if answers is None else {"nx.example.com": answers})
+    assert validate_webhook_url("https://nx.example.com/hook", allow_private=False,
+                                resolve=resolver) == "https://nx.example.com/hook"
+    result = deliver("https://nx.example.com/hook", b"{}", "s" * 16, allow_private=False,
+                     resolve=resolver)
+    assert result.ok is False and result.status is None
+    assert "could not be resolved" in result.error
 
 
 GOOD = [
@@ -279,7 +287,6 @@ def test_allow_private_relaxes_scheme_port_and_address(url, normalized):
     ("http://[fe80::1]:8080/", "non_public_address"),
     ("http://0.0.0.0:8080/", "non_public_address"),
     ("http://224.0.0.1:8080/", "non_public_address"),
-    ("http://nx.example.com:8080/", "unresolvable"),
 ])
 def test_allow_private_relaxes_nothing_else(url, reason):
     assert reject(url, allow_private=True, resolve=CountingResolver(LOCAL)).parameters["reason"] == reason

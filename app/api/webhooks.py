@@ -1,0 +1,71 @@
+"""Webhooks: setWebhook, deleteWebhook, getWebhookInfo (SPEC Updates rules 3 to
+6). A webhook and polling exclude each other: while one is set, getUpdates
+answers WEBHOOK_ACTIVE."""
+from __future__ import annotations
+
+from marshmallow import ValidationError
+
+from app.api.registry import Call, api_method
+from app.api.updates import polling_guards
+from app.db import after_commit, now
+from app.domain import webhooks
+from app.errors import ApiError, ErrorCode
+from app.validation import Bool, Str, StrictSchema
+from app.webhooks import delivery
+from app.webhooks.secret_token import is_valid_secret_token
+from app.webhooks.urls import validate_webhook_url
+
+
+def _secret_token_rule(value: str) -> str:
+    # The message never repeats the value: it is a credential.
+    if not is_valid_secret_token(value):
+        raise ValidationError("must be 16 to 256 ASCII letters, digits, '_' or '-'")
+    return value
+
+
+class SetWebhookSchema(StrictSchema):
+    url = Str(required=True)
+    secret_token = Str(required=True, validate=[_secret_token_rule])
+    drop_pending_updates = Bool(load_default=False)
+
+
+class DeleteWebhookSchema(StrictSchema):
+    drop_pending_updates = Bool(load_default=False)
+
+
+def check_url(call: Call) -> None:
+    """The URL rules, including the DNS lookup: run by the dispatcher before the
+    write transaction, which must never wait on DNS."""
+    validate_webhook_url(call.params["url"], allow_private=call.settings.webhook_allow_private,
+                         resolve=delivery.resolver)
+
+
+@api_method("setWebhook", SetWebhookSchema(), prepare=check_url)
+def set_webhook(call: Call) -> bool:
+    # Stored as given, and shown so by getWebhookInfo; every delivery parses
+    # and resolves it again (its normalized form is what is contacted).
+    webhooks.set_webhook(call.conn, call.bot.id, call.params["url"],
+                         call.params["secret_token"], call.params["drop_pending_updates"],
+                         now())
+    after_commit(call.conn, delivery.wake_deliverer)   # updates may be waiting
+    return True
+
+
+@api_method("deleteWebhook", DeleteWebhookSchema())
+def delete_webhook(call: Call) -> bool:
+    webhooks.delete_webhook(call.conn, call.bot.id, call.params["drop_pending_updates"])
+    return True
+
+
+@api_method("getWebhookInfo")
+def get_webhook_info(call: Call) -> dict:
+    return webhooks.webhook_info(call.conn, call.bot.id, delivery.clock())
+
+
+def refuse_polling_while_webhook_set(conn, bot_id: int) -> None:
+    if webhooks.webhook_is_set(conn, bot_id):
+        raise ApiError(ErrorCode.WEBHOOK_ACTIVE, "getUpdates is not available while a webhook "
+                       "is set; call deleteWebhook to poll again")
+
+
+polling_guards.append(refuse_polling_while_webhook_set)

@@ -1,0 +1,156 @@
+"""The webhook delivery worker (SPEC Events "Webhook delivery", DECISIONS §5).
+
+A pass of the job ``deliver_due_webhooks`` (ticked every second in every
+process, and woken at once in the process that records an update) claims the
+due queue heads, one per bot, as many as this process has free delivery
+slots, and hands them to a small thread pool. The pass itself returns at once.
+In the pool, each attempt runs outside any transaction (re-resolving the name,
+checking every address, pinning the connection: ``transport.deliver``); its
+outcome is then recorded in one write transaction that, after a success, also
+claims the bot's next update, so a busy bot's queue drains back to back. A
+receiver that hangs holds one slot for at most the 10 s deadline and delays no
+other bot.
+
+Tests substitute ``resolver`` (DNS), ``clock`` (time) and ``ATTEMPT_TIMEOUT``.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from app.config import Settings
+from app.db import thread_connection
+from app.domain import updates, webhooks
+from app.domain.webhooks import Claim
+from app.webhooks import transport
+from app.webhooks.addresses import default_resolver
+from app.worker import periodic, wake
+
+log = logging.getLogger(__name__)
+
+JOB = "deliver_due_webhooks"
+TICK_SECONDS = 1.0
+SLOTS_PER_PROCESS = 16
+# Longer than any attempt (a 10 s deadline after the DNS answer), so a lease
+# only ever expires when its holder died; then that bot waits this long.
+LEASE_SECONDS = 60.0
+ATTEMPT_TIMEOUT = transport.DEFAULT_TIMEOUT
+
+resolver = default_resolver
+clock = time.time
+
+
+@functools.lru_cache(maxsize=4)
+def _extra_ca_data(path: str | None) -> str | None:
+    if path is None:
+        return None
+    with open(path, encoding="ascii") as fh:
+        return fh.read()
+
+
+class Deliverer:
+    """This process's delivery slots for one database."""
+
+    def __init__(self, settings: Settings, slots: int = SLOTS_PER_PROCESS):
+        self.settings = settings
+        self.slots = slots
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="webhook")
+        self._lock = threading.Condition()
+        self._busy = 0
+
+    def run_pass(self, conn) -> int:
+        """Claim what is due (up to the free slots) and start delivering it;
+        returns the number of bots claimed."""
+        with self._lock:
+            free = self.slots - self._busy
+        if free <= 0:
+            return 0   # a finishing delivery wakes the job again
+        now = clock()
+        if not webhooks.any_due(conn, now):
+            return 0
+        claims = webhooks.claim_due(conn, now, free, LEASE_SECONDS)
+        with self._lock:
+            self._busy += len(claims)
+        for claim in claims:
+            self._pool.submit(self._deliver_queue, claim)
+        return len(claims)
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """True once no delivery is running here (for tests and shutdown)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._busy == 0, timeout)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def _deliver_queue(self, claim: Claim | None) -> None:
+        try:
+            conn = thread_connection(self.settings.db_path)
+            while claim is not None:
+                claim = self._attempt(conn, claim)
+        except Exception:
+            # The lease stays and expires: the update is retried then.
+            log.exception("webhook delivery for a bot failed unexpectedly")
+        finally:
+            with self._lock:
+                self._busy -= 1
+                self._lock.notify_all()
+            wake(JOB)   # a slot is free; other bots' heads may be waiting for one
+
+    def _attempt(self, conn, claim: Claim) -> Claim | None:
+        result = transport.deliver(
+            claim.url, claim.body, claim.secret_token,
+            allow_private=self.settings.webhook_allow_private, resolve=resolver,
+            timeout=ATTEMPT_TIMEOUT,
+            extra_ca_data=_extra_ca_data(self.settings.webhook_ca_bundle))
+        if not result.ok:
+            # Neither the URL (it may carry the owner's own secret) nor the
+            # secret_token is logged; the error names the host at most.
+            log.info("webhook delivery of update %d to bot %d failed: %s",
+                     claim.update_id, claim.bot_id, result.error)
+        return webhooks.record_attempt(conn, claim, result.ok, result.error, clock(),
+                                       LEASE_SECONDS)
+
+
+_deliverers: dict[Settings, Deliverer] = {}
+_deliverers_lock = threading.Lock()
+_pid = os.getpid()
+
+
+def deliverer_for(settings: Settings) -> Deliverer:
+    """This process's Deliverer for ``settings``, made on first use (after any
+    fork: a thread pool does not survive one)."""
+    global _pid
+    with _deliverers_lock:
+        if _pid != os.getpid():
+            _deliverers.clear()
+            _pid = os.getpid()
+        deliverer = _deliverers.get(settings)
+        if deliverer is None:
+            deliverer = _deliverers[settings] = Deliverer(settings)
+        return deliverer
+
+
+def forget_deliverer(settings: Settings) -> None:
+    """Wait for and drop the Deliverer of ``settings`` (test teardown)."""
+    with _deliverers_lock:
+        deliverer = _deliverers.pop(settings, None)
+    if deliverer is not None:
+        deliverer.shutdown()
+
+
+@periodic(JOB, seconds=TICK_SECONDS)
+def deliver_due_webhooks(conn, settings: Settings) -> None:
+    deliverer_for(settings).run_pass(conn)
+
+
+def wake_deliverer(_bot_id: int | None = None) -> None:
+    """Run a pass now in this process (after the update or webhook committed)."""
+    wake(JOB)
+
+
+updates.update_listeners.append(wake_deliverer)

@@ -48,11 +48,13 @@ class RequestBody:
     raw_sha256: str | None = None
 
     def fingerprint_source(self) -> dict:
-        """What idempotency compares: the values, and each file's SHA-256."""
+        """What idempotency compares: the values, and each file's SHA-256 with
+        the name and type it was declared with (both change the result)."""
         if self.invalid is not None:
             return {"unparsed_body": self.raw_sha256}
         return {"params": self.params,
-                "files": {name: f.sha256 for name, f in sorted(self.files.items())}}
+                "files": {name: [f.sha256, f.file_name, f.content_type]
+                          for name, f in sorted(self.files.items())}}
 
 
 class BotsvcRequest(Request):
@@ -147,7 +149,10 @@ def _parse_form(request: Request, upload_limit: int) -> RequestBody:
     length = request.content_length
     if length is not None and length > upload_limit:
         raise too_large(upload_limit)
-    request.max_content_length = upload_limit
+    # gunicorn marks its input as terminated, so Werkzeug enforces this as a
+    # cap and refuses on *reaching* it, unable to tell whether more follows: a
+    # body of exactly the ceiling would be refused. One byte more is the cap.
+    request.max_content_length = upload_limit + 1
     try:
         form, files = request.form, request.files
     except RequestEntityTooLarge:

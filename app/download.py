@@ -36,7 +36,9 @@ BEARER_PARAMS = ("file_id",)
 CHUNK_BYTES = 64 * 1024
 # One range only: first-last, first- or -suffix. Digits are bounded so that a
 # huge number is a 416, not a big integer.
-_RANGE = re.compile(r"^bytes=[ \t]*([0-9]{0,19})-([0-9]{0,19})[ \t]*\Z", re.IGNORECASE)
+# Positions of any size are satisfiable (an end past the file is cut to it);
+# 1000 digits keeps int() far below Python's conversion limit.
+_RANGE = re.compile(r"^bytes=[ \t]*([0-9]{0,1000})-([0-9]{0,1000})[ \t]*\Z", re.IGNORECASE)
 # Printable ASCII that needs no escaping inside a quoted filename; the rest
 # becomes "_" in the fallback (filename* carries the real name).
 _FALLBACK_UNSAFE = re.compile(r'[^\x20-\x7e]|["\\%]')

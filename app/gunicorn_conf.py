@@ -10,7 +10,19 @@ threads = int(os.environ.get("BOTSVC_THREADS", "4"))
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30
 preload_app = False    # no database connection or scheduler may cross fork()
+# gunicorn 27's control socket defaults to one path per user, shared by every
+# instance on the machine (tests and benchmarks run several); unused here.
+control_socket_disable = True
 # The path only (%(U)s), never the query string: signed download links are
 # bearer capabilities and must not land in a log. Headers are never logged.
 accesslog = "-" if os.environ.get("BOTSVC_ACCESS_LOG", "1") == "1" else None
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
+
+
+def worker_exit(server, worker):
+    # Stop this worker's scheduler before the interpreter exits, so that no
+    # tick is submitted to an executor that is already shut down.
+    from app import worker as background
+
+    if background._worker is not None:
+        background._worker.shutdown()

@@ -130,10 +130,28 @@ def try_payload(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_n
     except ApiError as error:
         if error.code != ErrorCode.INVALID_PARAMETER:
             return  # about this chat, not the payload; the worker will record it
-        field = error.parameters.get("field", "")
-        extra = {k: v for k, v in error.parameters.items() if k not in ("field", "path")}
-        path = error.parameters.get("path", field)
-        raise invalid("payload", error.description, path=f"payload.{path}", **extra) from None
+        raise as_payload_error(error) from None
+
+
+def check_payload_references(conn: sqlite3.Connection, bot_id: int, method_name: str,
+                             payload: dict) -> None:
+    """What the payload refers to (a file_id: known, this bot's, clean, of the
+    method's kind), checked whether or not any member is there to try it on."""
+    check = METHODS[method_name].check_references
+    if check is None:
+        return
+    try:
+        check(conn, bot_id, payload)
+    except ApiError as error:
+        raise as_payload_error(error) from None
+
+
+def as_payload_error(error: ApiError) -> ApiError:
+    """A method's INVALID_PARAMETER restated against createBroadcast's payload."""
+    field = error.parameters.get("field", "")
+    extra = {k: v for k, v in error.parameters.items() if k not in ("field", "path")}
+    path = error.parameters.get("path", field)
+    return invalid("payload", error.description, path=f"payload.{path}", **extra)
 
 
 # -- the job ---------------------------------------------------------------------

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from marshmallow import fields, validate, validates_schema
 
-from app.api.broadcast_delivery import BROADCAST_METHODS, JOB, try_payload, validate_payload
+from app.api.broadcast_delivery import (
+    BROADCAST_METHODS,
+    JOB,
+    check_payload_references,
+    try_payload,
+    validate_payload,
+)
 from app.api.registry import Call, api_method
 from app.db import after_commit
 from app.domain import broadcasts
@@ -55,6 +61,7 @@ def get_subscribers(call: Call) -> dict:
 @api_method("createBroadcast", CreateBroadcastSchema(), buckets=(BROADCAST,))
 def create_broadcast(call: Call) -> dict:
     p = call.params
+    check_payload_references(call.conn, call.bot.id, p["method"], p["payload"])
     row = broadcasts.create_broadcast(call.conn, call.bot.id, p["method"], p["payload"],
                                       p.get("chat_ids"))
     sample = broadcasts.sample_active_recipient(call.conn, row["id"])

@@ -25,6 +25,7 @@ from app.domain.media_messages import (
     GROUP_TYPES,
     send_media,
     send_media_group,
+    usable_file,
 )
 from app.limits import SEND
 from app.validation import ChatId, MessageId, ParseMode, Str, StrictSchema, Text
@@ -73,11 +74,19 @@ def _handler(type: str):
     return handler
 
 
+def _check_references(type: str):
+    def check_references(conn, bot_id: int, params: dict) -> None:
+        media = params.get(type)
+        if isinstance(media, str):
+            usable_file(conn, bot_id, type, type, media)
+    return check_references
+
+
 for _method, _type in SINGLE_MEDIA_METHODS.items():
     _schema = SendMediaSchema.from_dict({_type: MediaInput(required=True)},
                                         name=f"{_method[0].upper()}{_method[1:]}Schema")
     api_method(_method, _schema(), buckets=(SEND,), prepare=_prepare(_type),
-               file_fields=(_type,))(_handler(_type))
+               file_fields=(_type,), check_references=_check_references(_type))(_handler(_type))
 
 
 class MediaGroupItemSchema(StrictSchema):

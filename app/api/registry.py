@@ -37,6 +37,10 @@ class ApiMethod:
     prepare: Callable[[Call], Any] | None = None
     # Multipart file parts this method accepts; they arrive in params as UploadedFile.
     file_fields: tuple[str, ...] = ()
+    # check_references(conn, bot_id, params): what the parameters refer to
+    # (file_ids) is this bot's and usable, checked without a recipient, so that
+    # createBroadcast refuses a bad payload even with no member to try it on.
+    check_references: Callable[[sqlite3.Connection, int, dict], None] | None = None
 
 
 METHODS: dict[str, ApiMethod] = {}
@@ -44,10 +48,11 @@ METHODS: dict[str, ApiMethod] = {}
 
 def api_method(name: str, schema: Schema | None = None, *, buckets: tuple[str, ...] = (),
                prepare: Callable[[Call], Any] | None = None,
-               file_fields: tuple[str, ...] = ()):
+               file_fields: tuple[str, ...] = (), check_references=None):
     def register(handler):
         if name in METHODS:
             raise RuntimeError(f"method {name} registered twice")
-        METHODS[name] = ApiMethod(name, handler, schema, buckets, prepare, file_fields)
+        METHODS[name] = ApiMethod(name, handler, schema, buckets, prepare, file_fields,
+                                  check_references)
         return handler
     return register

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 LINK_VALIDITY_SECONDS = 3600
 ROUTE = "/download.php"
-_EXP = re.compile(r"^[0-9]{1,12}\Z")
+_EXP = re.compile(r"^[1-9][0-9]{0,18}\Z")  # canonical: a signed link has one spelling
 _SIG = re.compile(r"^[0-9a-f]{64}\Z")
 
 

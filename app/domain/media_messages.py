@@ -64,6 +64,14 @@ def _content(file: sqlite3.Row, caption: str | None, reply_markup: dict | None =
             "reply_markup": reply_markup}
 
 
+def usable_file(conn: sqlite3.Connection, bot_id: int, type: str, field: str,
+                file_id: str) -> sqlite3.Row:
+    """A clean file of this bot whose kind a message of ``type`` accepts."""
+    file = files.require_clean_file(conn, bot_id, file_id, field)
+    check_kind(type, file["kind"], field)
+    return file
+
+
 def send_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, field: str,
                media: str | StoredUpload, *, quota: int, caption: str | None = None,
                reply_markup: dict | None = None,
@@ -76,8 +84,7 @@ def send_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, f
         check_kind(type, media.kind, field)
         file = files.record_file(conn, bot_id, media, quota, field)
     else:
-        file = files.require_clean_file(conn, bot_id, media, field)
-        check_kind(type, file["kind"], field)
+        file = usable_file(conn, bot_id, type, field, media)
     return messages.send_message(conn, bot_id, chat, type=type,
                                  content=_content(file, caption, reply_markup),
                                  reply_to_message_id=reply_to_message_id)

@@ -36,7 +36,9 @@ _ACTIVE_TAGS = (
 _MARKUP = re.compile(
     rf"<\s*/?\s*(?:{_ACTIVE_TAGS})(?=[\s/>])"
     r"|<!doctype|<\?(?:xml|php|=)"
-    r"|<[a-z][^<>]*\son[a-z]+\s*="
+    # HTML also splits attributes at "/" and right after a quoted value:
+    # <img/src=x/onerror=...> and <a href="x"onclick=...> are handlers too.
+    r"|<[a-z][^<>]*?(?<![a-z0-9_-])on[a-z]+\s*="
     r"|<[a-z][^<>]*(?:javascript|vbscript)\s*:",
     re.IGNORECASE,
 )

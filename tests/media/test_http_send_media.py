@@ -352,3 +352,22 @@ def test_a_broadcast_payload_with_a_url_is_refused(bot, chat):
         "method": "sendDocument", "payload": {"document": "https://example.com/x.pdf"}}),
         "payload")
     assert body["parameters"]["path"] == "payload.document"
+
+
+@pytest.mark.parametrize("members", ["none active", "stopped member named"])
+def test_a_bad_file_in_a_broadcast_is_refused_with_no_member_to_try_it_on(
+        bot, new_bot, start_chat, operator, upload, members):
+    chat = start_chat(bot)
+    operator("userStop", user_id=chat.user_id, bot_id=bot.id)
+    foreign = upload("photo.jpg", as_bot=new_bot())["file_id"]
+    video = upload("video.mp4")["file_id"]
+    extra = {"chat_ids": [chat.chat_id]} if members == "stopped member named" else {}
+    for method, field, file_id, reason in [("sendPhoto", "photo", foreign, None),
+                                           ("sendPhoto", "photo", "0" * 48, None),
+                                           ("sendVideo", "video", foreign, None),
+                                           ("sendVoice", "voice", video, "type_mismatch")]:
+        body = assert_invalid(bot.call("createBroadcast", {
+            "method": method, "payload": {field: file_id}, **extra}), "payload")
+        assert body["parameters"]["path"] == f"payload.{field}"
+        assert body["parameters"].get("reason") == reason
+    assert bot.ok("getSubscribers")["subscribers"] == []

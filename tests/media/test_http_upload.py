@@ -109,6 +109,9 @@ def test_idempotent_upload_is_stored_once(bot, samples, storage):
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert again.get_json() == first.get_json()
     assert len(storage.rows()) == 1 and len(storage.stored_names()) == 1
+    # The same bytes under another name would give another result: a conflict.
+    renamed = upload(bot, samples["photo.png"], "b.png", headers={"Idempotency-Key": "up-1"})
+    assert_failure(renamed, 409, "IDEMPOTENCY_CONFLICT")
 
 
 # -- hostile uploads ----------------------------------------------------------------

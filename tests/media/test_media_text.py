@@ -75,6 +75,11 @@ def test_control_characters_through_the_pipeline(reject):
         "doc <?xml version='1.0'?><x/>\n",
         "a,b\n1,<svg onload=alert(1)>\n",
         "<!doctype html>\n",
+        "<img/src=x/onerror=alert(1)>\n",
+        "<details/open/ontoggle=alert(1)>\n",
+        "hello <body/onload=alert(1)>\n",
+        "<a href=\"x\"onclick=alert(1)>x</a>\n",
+        '{"note": "<img/src=x/onerror=alert(1)>"}\n',
     ],
 )
 def test_active_markup(tmp_path, text):
@@ -82,7 +87,8 @@ def test_active_markup(tmp_path, text):
 
 
 @pytest.mark.parametrize("text", ["a < b and c > d\n", "<br> and <b>bold</b>\n", "<module> <stdin>\n",
-                                  "<frozen importlib._bootstrap>\n", "onerror=1 outside a tag\n"])
+                                  "<frozen importlib._bootstrap>\n", "onerror=1 outside a tag\n",
+                                  "<config on_error=retry>\n", "<button>on=off</button>\n"])
 def test_harmless_angle_brackets(tmp_path, text):
     (tmp_path / "in").write_bytes(text.encode())
     (tmp_path / "out").mkdir()

@@ -55,3 +55,31 @@ def test_upload_send_and_download_through_gunicorn(tmp_path, samples):
     if not system_db:
         assert "WARNING: NO REAL VIRUS SIGNATURES" in log
         assert (server.data_dir / "clamav-test-db").is_dir()
+
+
+def _multipart_of_exact_size(total: int) -> tuple[bytes, str]:
+    boundary = "exactsizeboundary"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"notes.txt\"\r\nContent-Type: text/plain\r\n\r\n").encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    body = head + b"a" * (total - len(head) - len(tail)) + tail
+    assert len(body) == total
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_body_of_exactly_the_upload_ceiling_is_accepted_one_byte_more_is_not(
+        tmp_path, chunked):
+    # Only gunicorn's terminated input stream showed the off-by-one.
+    ceiling = 20000
+    with running_server(tmp_path, BOTSVC_UPLOAD_MAX_BYTES=ceiling) as server:
+        token = server.operator("createBot", username="ceiling_bot")["token"]
+        for size, status in ((ceiling, 200), (ceiling + 1, 413)):
+            body, content_type = _multipart_of_exact_size(size)
+            data = iter([body]) if chunked else body
+            answer = requests.post(f"{server.base_url}/v2/uploadFile", data=data, timeout=60,
+                                   headers={"Authorization": f"Bearer {token}",
+                                            "Content-Type": content_type})
+            assert answer.status_code == status, answer.text
+            if status == 413:
+                assert answer.json()["error_code"] == "REQUEST_TOO_LARGE"

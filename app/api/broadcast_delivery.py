@@ -45,11 +45,12 @@ log = logging.getLogger(__name__)
 
 JOB = "deliver_due_broadcasts"
 TICK_SECONDS = 0.5
-BATCH_SIZE = 50                 # recipients per transaction: a few ms of write lock
+BATCH_SIZE = 100                # recipients per transaction: ~5 ms of write lock
 # One pass ends before the next tick is due: a pass still running at a tick
 # makes APScheduler skip it with a warning in the log. The next tick carries on.
 RUN_BUDGET_SECONDS = 0.4
 MIN_PAUSE_SECONDS = 0.001
+MAX_PAUSE_SECONDS = 0.002       # a writer queued on the lock is woken at its release
 
 BROADCAST_METHODS = ("sendMessage", "sendPhoto", "sendVoice", "sendVideo", "sendAudio",
                      "sendDocument", "sendAnimation", "sendCard")
@@ -219,6 +220,7 @@ def deliver_due_broadcasts(conn: sqlite3.Connection, settings: Settings) -> None
             if deliver_batch(conn, settings, broadcast, send_limit):
                 progressed = True
                 # Leave the write lock free at least as long as we held it.
-                time.sleep(max(MIN_PAUSE_SECONDS, time.monotonic() - started))
+                time.sleep(min(MAX_PAUSE_SECONDS,
+                               max(MIN_PAUSE_SECONDS, time.monotonic() - started)))
         if not progressed:
             return

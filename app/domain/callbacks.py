@@ -25,9 +25,7 @@ def click(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: 
     """The user clicks the callback button with ``callback_data`` on one of the
     bot's messages in ``chat`` (whose membership the caller checked).
     Queues the callback_query update and returns its id."""
-    message = messages.find_message(conn, bot_id, chat, message_id)
-    if message is None or not message["from_bot"] or message["deleted_at"] is not None:
-        raise messages.message_not_found()
+    message = messages.own_message(conn, bot_id, chat, message_id)
     markup = json.loads(message["content"]).get("reply_markup")
     if callback_data not in keyboards.callback_buttons(markup):
         raise invalid("callback_data",

@@ -181,7 +181,6 @@ def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, messa
 
 def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
     row = user_chat(conn, bot_id, user_id)
-    # callback_answers: filled once callback queries exist (answerCallbackQuery).
     return {"chat_id": row["chat_id"], "status": row["status"],
             "messages": messages.chat_history(conn, row),
             "callback_answers": callbacks.answers_seen(conn, row)}

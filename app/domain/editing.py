@@ -5,7 +5,7 @@ markup here; caption and media in the media group) applies them the same way:
 
 1. ``require_editable_chat``: the bot's own chat with active membership
    (CHAT_NOT_FOUND, then BOT_NOT_STARTED or BOT_BLOCKED);
-2. ``own_message``: a message this bot sent in that chat and has not deleted
+2. ``messages.own_message``: a message this bot sent in that chat and has not deleted
    (MESSAGE_NOT_FOUND otherwise: user messages and other bots' messages
    included);
 3. ``require_type``: the method applies to this message's type
@@ -33,15 +33,6 @@ UNCHANGED = object()
 def require_editable_chat(conn: sqlite3.Connection, bot_id: int, chat_id: str) -> sqlite3.Row:
     """The bot's chat, in which edits are allowed now (active membership)."""
     return require_active_chat(conn, bot_id, chat_id)
-
-
-def own_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: int,
-                field: str = "message_id") -> sqlite3.Row:
-    """A message this bot sent in ``chat`` and has not deleted."""
-    row = messages.find_message(conn, bot_id, chat, message_id)
-    if row is None or not row["from_bot"] or row["deleted_at"] is not None:
-        raise messages.message_not_found(field)
-    return row
 
 
 def require_type(row: sqlite3.Row, types: tuple[str, ...], method: str,
@@ -77,7 +68,7 @@ def apply_edit(conn: sqlite3.Connection, chat: sqlite3.Row, row: sqlite3.Row,
 def edit_message_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, message_id: int,
                       text: str, reply_markup=UNCHANGED) -> dict:
     chat = require_editable_chat(conn, bot_id, chat_id)
-    row = own_message(conn, bot_id, chat, message_id)
+    row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, ("text",), "editMessageText")
     return apply_edit(conn, chat, row, {"text": text}, reply_markup)
 
@@ -85,7 +76,7 @@ def edit_message_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, messa
 def edit_message_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, message_id: int,
                       card: dict, reply_markup=UNCHANGED) -> dict:
     chat = require_editable_chat(conn, bot_id, chat_id)
-    row = own_message(conn, bot_id, chat, message_id)
+    row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, ("card",), "editMessageCard")
     return apply_edit(conn, chat, row, {"card": card}, reply_markup)
 
@@ -94,7 +85,7 @@ def edit_message_reply_markup(conn: sqlite3.Connection, bot_id: int, chat_id: st
                               message_id: int, reply_markup: dict | None) -> dict:
     """Any own message's buttons; ``None`` (an empty keyboard) removes them."""
     chat = require_editable_chat(conn, bot_id, chat_id)
-    row = own_message(conn, bot_id, chat, message_id)
+    row = messages.own_message(conn, bot_id, chat, message_id)
     check_markup_allowed(row, reply_markup)
     return apply_edit(conn, chat, row, {}, reply_markup)
 

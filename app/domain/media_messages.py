@@ -23,7 +23,6 @@ from app.domain.editing import (
     UNCHANGED,
     apply_edit,
     check_markup_allowed,
-    own_message,
     require_editable_chat,
     require_type,
 )
@@ -113,7 +112,7 @@ def edit_message_caption(conn: sqlite3.Connection, bot_id: int, chat_id: str,
                          message_id: int, caption=UNCHANGED, reply_markup=UNCHANGED) -> dict:
     """A media message's caption (an empty one removes it) and buttons."""
     chat = require_editable_chat(conn, bot_id, chat_id)
-    row = own_message(conn, bot_id, chat, message_id)
+    row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, MEDIA_TYPES, "editMessageCaption")
     check_markup_allowed(row, reply_markup)
     changes = {} if caption is UNCHANGED else {"caption": caption or None}
@@ -126,7 +125,7 @@ def edit_message_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, mess
     """Replace a media message's file (and type). Text and card messages never
     become media; a media-group member stays a photo or a video."""
     chat = require_editable_chat(conn, bot_id, chat_id)
-    row = own_message(conn, bot_id, chat, message_id)
+    row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, MEDIA_TYPES, "editMessageMedia")
     new_type = type or row["type"]
     if row["media_group_id"] is not None and new_type not in GROUP_TYPES:

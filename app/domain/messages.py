@@ -63,6 +63,16 @@ def find_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
         (bot_id, message_id, chat["id"])).fetchone()
 
 
+def own_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: int,
+                field: str = "message_id") -> sqlite3.Row:
+    """A message this bot sent in ``chat`` and has not deleted: what it may edit,
+    and what a user may click."""
+    row = find_message(conn, bot_id, chat, message_id)
+    if row is None or not row["from_bot"] or row["deleted_at"] is not None:
+        raise message_not_found(field)
+    return row
+
+
 def require_reply_target(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
                          message_id: int, field: str = "reply_to_message_id") -> sqlite3.Row:
     """A received or sent message in the same bot and chat, not deleted."""

@@ -57,6 +57,14 @@ def unauthorized() -> ApiError:
     return ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid bot token")
 
 
+def platform_disabled() -> ApiError:
+    return ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
+
+
+def bot_disabled() -> ApiError:
+    return ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")
+
+
 def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
     """The bot a token belongs to, after the platform switch: PLATFORM_DISABLED,
     then UNAUTHORIZED. Disabled bots are returned: the caller checks ``disabled``
@@ -72,7 +80,7 @@ def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
         " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1",
         (bot_id,)).fetchone()
     if row["platform_disabled"]:
-        raise ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
+        raise platform_disabled()
     presented = hash_token(token) if match else _DUMMY_HASH
     stored = row["token_hash"] if row["id"] is not None else _DUMMY_HASH
     # Compare even when the bot is unknown, so timing tells nothing.

@@ -23,10 +23,10 @@ from urllib.parse import quote
 from flask import Blueprint, Response, current_app, request
 from werkzeug.wsgi import wrap_file
 
-from app.auth import authenticate_bot, bearer_token
+from app.auth import authenticate_bot, bearer_token, bot_disabled, platform_disabled
 from app.db import get_db
 from app.domain import file_links, files
-from app.domain.bots import require_bot
+from app.domain.bots import is_platform_disabled, require_bot
 from app.errors import ApiError, ErrorCode, invalid
 
 bp = Blueprint("download", __name__)
@@ -88,7 +88,7 @@ def _reject_unknown(allowed: tuple[str, ...]) -> None:
 def _bearer_file(conn: sqlite3.Connection) -> sqlite3.Row:
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
     if bot.disabled:
-        raise ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")
+        raise bot_disabled()
     _reject_unknown(BEARER_PARAMS)
     file_id = _single("file_id")
     if not file_id:
@@ -101,13 +101,9 @@ def _bearer_file(conn: sqlite3.Connection) -> sqlite3.Row:
     return row
 
 
-def _platform_enabled(conn: sqlite3.Connection) -> None:
-    if conn.execute("SELECT disabled FROM platform WHERE id = 1").fetchone()[0]:
-        raise ApiError(ErrorCode.PLATFORM_DISABLED, "The platform is disabled")
-
-
 def _signed_file(conn: sqlite3.Connection) -> sqlite3.Row:
-    _platform_enabled(conn)
+    if is_platform_disabled(conn):
+        raise platform_disabled()
     bad_link = ApiError(ErrorCode.UNAUTHORIZED, "The download link is invalid")
     file_id = _single("id", bad_link) or ""
     exp = file_links.parse_exp(_single("exp", bad_link))
@@ -122,7 +118,7 @@ def _signed_file(conn: sqlite3.Connection) -> sqlite3.Row:
     if exp < time.time():
         raise ApiError(ErrorCode.UNAUTHORIZED, "The download link has expired")
     if require_bot(conn, row["bot_id"])["disabled"]:
-        raise ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")
+        raise bot_disabled()
     _reject_unknown(SIGNED_PARAMS)
     return row
 

@@ -13,7 +13,7 @@ from flask import Blueprint, Response, current_app, request
 from app import idempotency as idem
 from app import limits
 from app.api.registry import METHODS, ApiMethod, Call
-from app.auth import authenticate_bot, bearer_token
+from app.auth import authenticate_bot, bearer_token, bot_disabled
 from app.body import RequestBody, coerce_form_values, parse_body
 from app.db import get_db, transaction
 from app.envelope import REPLAY_HEADER, dumps, error_response, json_response, ok_body
@@ -35,7 +35,7 @@ def call_method(name: str) -> Response:
     conn = get_db()
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
     if bot.disabled:
-        raise ApiError(ErrorCode.BOT_DISABLED, "This bot is disabled")
+        raise bot_disabled()
     body = parse_body(request, settings.upload_max_bytes)
     call = Call(conn, settings, bot, name, files=body.files)
     key = request.headers.get(idem.HEADER)

@@ -20,9 +20,6 @@ from app.media import MediaConfig
 from app.validation import Str, StrictSchema, Text
 from app.worker import claim_periodic, periodic
 
-FILE_ID_RULE = ("must be a file_id (48 lowercase hex characters) or, in a multipart request,"
-                " the file itself; URLs and paths are not accepted")
-
 
 class FilePart(fields.Field):
     """A file part of a multipart/form-data request, already in quarantine."""
@@ -33,26 +30,28 @@ class FilePart(fields.Field):
         return value
 
 
-class MediaInput(Str):
-    """A media method's file: a file_id string, or (multipart only) the file
-    itself. A Str, so a multipart text value stays text (never read as JSON)."""
+class FileId(Str):
+    """A file_id string only (media groups, editMessageMedia). A Str, so a
+    multipart text value stays text (never read as JSON)."""
+
+    rule = "must be a file_id (48 lowercase hex characters); URLs and paths are not accepted"
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and FILE_ID.match(value):
+            return value
+        raise ValidationError(self.rule)
+
+
+class MediaInput(FileId):
+    """A media method's file: a file_id string, or (multipart only) the file itself."""
+
+    rule = ("must be a file_id (48 lowercase hex characters) or, in a multipart request,"
+            " the file itself; URLs and paths are not accepted")
 
     def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, UploadedFile):
             return value
-        if isinstance(value, str) and FILE_ID.match(value):
-            return value
-        raise ValidationError(FILE_ID_RULE)
-
-
-class FileId(Str):
-    """A file_id string only (media groups, editMessageMedia)."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, str) and FILE_ID.match(value):
-            return value
-        raise ValidationError("must be a file_id (48 lowercase hex characters);"
-                              " URLs and paths are not accepted")
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 def media_config() -> MediaConfig:

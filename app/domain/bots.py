@@ -56,6 +56,10 @@ def set_platform_disabled(conn: sqlite3.Connection, disabled: bool) -> None:
         conn.execute("UPDATE platform SET disabled = ? WHERE id = 1", (int(disabled),))
 
 
+def is_platform_disabled(conn: sqlite3.Connection) -> bool:
+    return bool(conn.execute("SELECT disabled FROM platform WHERE id = 1").fetchone()[0])
+
+
 def list_bots(conn: sqlite3.Connection) -> list[dict]:
     rows = conn.execute("SELECT * FROM bots ORDER BY id").fetchall()
     return [{**render_bot(row), "disabled": bool(row["disabled"])} for row in rows]

@@ -18,6 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from app.db import now
+from app.domain.bots import is_platform_disabled
 from app.envelope import dumps
 from app.errors import ApiError, ErrorCode
 from app.pagination import PatternCursor, ScopedIntCursor, page
@@ -174,7 +175,7 @@ def cancel_broadcast(conn: sqlite3.Connection, bot_id: int, broadcast_id: str) -
 def unfinished_broadcasts(conn: sqlite3.Connection) -> list[sqlite3.Row]:
     """Broadcasts with work left, oldest first. Delivery pauses while the
     platform or the broadcast's bot is disabled, and resumes when re-enabled."""
-    if conn.execute("SELECT disabled FROM platform WHERE id = 1").fetchone()[0]:
+    if is_platform_disabled(conn):
         return []
     return conn.execute(
         "SELECT b.id, b.bot_id, b.method, b.payload FROM broadcasts b"

@@ -64,10 +64,10 @@ def _content(file: sqlite3.Row, caption: str | None, reply_markup: dict | None =
 
 
 def usable_file(conn: sqlite3.Connection, bot_id: int, type: str, field: str,
-                file_id: str) -> sqlite3.Row:
+                file_id: str, path: str | None = None) -> sqlite3.Row:
     """A clean file of this bot whose kind a message of ``type`` accepts."""
-    file = files.require_clean_file(conn, bot_id, file_id, field)
-    check_kind(type, file["kind"], field)
+    file = files.require_clean_file(conn, bot_id, file_id, field, path)
+    check_kind(type, file["kind"], field, path)
     return file
 
 
@@ -97,9 +97,8 @@ def send_media_group(conn: sqlite3.Connection, bot_id: int, chat_id: str,
     chat = require_active_chat(conn, bot_id, chat_id)
     found = []
     for index, item in enumerate(items):
-        path = f"media.{index}.media"
-        file = files.require_clean_file(conn, bot_id, item["media"], "media", path)
-        check_kind(item["type"], file["kind"], "media", path)
+        file = usable_file(conn, bot_id, item["type"], "media", item["media"],
+                           f"media.{index}.media")
         found.append((item, file))
     group_id = secrets.token_hex(16)
     return [messages.send_message(conn, bot_id, chat, type=item["type"],
@@ -132,8 +131,7 @@ def edit_message_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, mess
         raise invalid("type", f"A media group member can only become a photo or a video,"
                               f" not {new_type}")
     check_markup_allowed(row, reply_markup)
-    file = files.require_clean_file(conn, bot_id, file_id, "media")
-    check_kind(new_type, file["kind"], "media")
+    file = usable_file(conn, bot_id, new_type, "media", file_id)
     changes = {"media": files.media_of(file)}
     if caption is not UNCHANGED:
         changes["caption"] = caption or None

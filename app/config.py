@@ -44,6 +44,13 @@ def _ca_bundle(env: dict, name: str) -> str | None:
     return path
 
 
+def _choice(env: dict, name: str, allowed: tuple[str, ...], default: str) -> str:
+    raw = (env.get(name) or default).strip().lower()
+    if raw not in allowed:
+        raise SystemExit(f"{name} must be one of {', '.join(allowed)}, got {raw!r}")
+    return raw
+
+
 def _flag(env: dict, name: str) -> bool:
     return env.get(name, "0").strip().lower() in ("1", "true", "yes", "on")
 
@@ -65,6 +72,17 @@ class Settings:
     # PEM file of CA certificates trusted for webhook receivers in addition to
     # certifi's bundle (a CI receiver with its own CA); None: certifi alone.
     webhook_ca_bundle: str | None = None
+    # Free bytes under the data dir below which /readyz reports the disk and
+    # uploads are refused early (DECISIONS §8).
+    min_free_bytes: int = 268435456
+    # Bearer token of GET /metrics besides the admin token; None: admin only.
+    metrics_token: str | None = field(default=None, repr=False)
+    # "text" or "json" (one JSON object per log line).
+    log_format: str = "text"
+    # The testing tools of DECISIONS §9 (reset, advanceClock, injectFault, ...).
+    test_tools: bool = False
+    # Days of chat history kept (messages older are removed by a job); 0 keeps it forever.
+    history_retention_days: int = 0
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
 
@@ -95,6 +113,12 @@ class Settings:
             storage_quota_bytes=_int(env, "BOTSVC_STORAGE_QUOTA_BYTES", cls.storage_quota_bytes),
             webhook_allow_private=_flag(env, "BOTSVC_WEBHOOK_ALLOW_PRIVATE"),
             webhook_ca_bundle=_ca_bundle(env, "BOTSVC_WEBHOOK_CA_BUNDLE"),
+            min_free_bytes=_int(env, "BOTSVC_MIN_FREE_BYTES", cls.min_free_bytes),
+            metrics_token=env.get("BOTSVC_METRICS_TOKEN") or None,
+            log_format=_choice(env, "BOTSVC_LOG_FORMAT", ("text", "json"), cls.log_format),
+            test_tools=_flag(env, "BOTSVC_TEST_TOOLS"),
+            history_retention_days=_int(env, "BOTSVC_HISTORY_RETENTION_DAYS",
+                                        cls.history_retention_days),
         )
         values.update(overrides)
         if not values.get("secret_key"):

@@ -30,6 +30,8 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     PLATFORM_DISABLED = "PLATFORM_DISABLED"
     DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
+    STORAGE_FULL = "STORAGE_FULL"        # DECISIONS §8: the disk cannot take the write
+    NOT_READY = "NOT_READY"              # DECISIONS §8: /readyz when database or disk fails
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
     @property
@@ -57,6 +59,8 @@ _HTTP_STATUS = {
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.PLATFORM_DISABLED: 503,
     ErrorCode.DEPENDENCY_UNAVAILABLE: 503,
+    ErrorCode.STORAGE_FULL: 503,
+    ErrorCode.NOT_READY: 503,
     ErrorCode.INTERNAL_ERROR: 500,
 }
 

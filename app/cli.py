@@ -16,7 +16,7 @@ import tempfile
 import click
 
 from app.config import Settings
-from app.db import connect, migrate
+from app.db import DatabaseNewerThanCode, connect, migrate
 from app.domain import bots, chats, media_messages
 from app.errors import ApiError
 from app.media import MediaConfig, check_dependencies
@@ -24,8 +24,17 @@ from app.media import MediaConfig, check_dependencies
 
 def _conn() -> sqlite3.Connection:
     settings = Settings.from_env()
-    migrate(settings.db_path)
+    _migrate(settings.db_path)
     return connect(settings.db_path)
+
+
+def _migrate(db_path: str) -> int:
+    """Migrate, or stop with one line (no traceback) on a database that a
+    newer botsvc migrated."""
+    try:
+        return migrate(db_path)
+    except DatabaseNewerThanCode as refused:
+        raise SystemExit(f"botsvc: {refused}") from None
 
 
 def _run(fn, *args):
@@ -48,7 +57,7 @@ def main() -> None:
 @main.command(help="Apply pending database migrations.")
 def migrate_db() -> None:
     settings = Settings.from_env()
-    click.echo(f"schema version {migrate(settings.db_path)} at {settings.db_path}")
+    click.echo(f"schema version {_migrate(settings.db_path)} at {settings.db_path}")
 
 
 main.add_command(migrate_db, "migrate")

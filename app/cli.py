@@ -15,6 +15,7 @@ import tempfile
 
 import click
 
+from app import owner
 from app.config import Settings
 from app.db import DatabaseNewerThanCode, connect, migrate
 from app.domain import bots, chats, media_messages
@@ -157,7 +158,7 @@ def user_send_media(user_id, bot_id, path, caption, type_):
     quarantine = os.path.join(settings.data_dir, "quarantine")
     os.makedirs(quarantine, mode=0o700, exist_ok=True)
     # The pipeline reads a private copy, never the operator's file in place.
-    fd, copy = tempfile.mkstemp(prefix="upload-", dir=quarantine)
+    fd, copy = tempfile.mkstemp(prefix=owner.file_prefix("upload"), dir=quarantine)
     try:
         with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
             shutil.copyfileobj(src, out, 1024 * 1024)

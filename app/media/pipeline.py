@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
+from app import owner
 from app.errors import media_rejected
 
 from . import av, detect, images, names, scanner, text
@@ -99,14 +100,17 @@ def process_upload(
     if os.path.getsize(src_path) == 0:
         raise media_rejected(field, "empty_file", "The file is empty")
     os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
-    job = tempfile.mkdtemp(prefix="job-", dir=config.work_dir)
+    # Names carry this process (app/owner.py): what a killed process leaves
+    # here is removed at the next start.
+    job = tempfile.mkdtemp(prefix=owner.file_prefix("job"), dir=config.work_dir)
     try:
         staged = _stage_input(src_path, job)
         detect.check_content(info, name.ext, detect.sniff(staged), field)
         scanner.scan(config, job, _IN, field)
         out = _normalize(info, name.ext, job, config, field)
         scanner.scan(config, job, os.path.basename(out.path), field)
-        final = os.path.join(config.work_dir, f"{secrets.token_hex(16)}.{out.ext}")
+        final = os.path.join(config.work_dir,
+                             f"{owner.file_prefix('out')}{secrets.token_hex(16)}.{out.ext}")
         if out.path == staged:
             shutil.copyfile(staged, final)  # never hand out a link to the quarantined original
         else:

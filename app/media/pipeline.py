@@ -1,7 +1,8 @@
 """One upload, from quarantine to a clean normalized file.
 
 Order: the name and declared type (free), libmagic on the first MiB (cheap),
-ClamAV on the original (so no decoder ever sees a known-bad file), the real
+one format only (no archive inside, nothing after an image's end), ClamAV on
+the original (so no decoder ever sees a known-bad file), the real
 decoder and the conversion, ClamAV again on the output. Each upload gets a
 private job directory inside ``work_dir`` where every file has a fixed name;
 the directory is removed whatever happens, and only the final output is moved
@@ -20,7 +21,7 @@ from dataclasses import field as dc_field
 from app import owner
 from app.errors import media_rejected
 
-from . import av, detect, images, names, scanner, text
+from . import av, detect, images, names, polyglot, scanner, text
 from .config import MediaConfig
 from .pdf import check_pdf
 
@@ -106,6 +107,7 @@ def process_upload(
     try:
         staged = _stage_input(src_path, job)
         detect.check_content(info, name.ext, detect.sniff(staged), field)
+        polyglot.check_single_format(staged, info.format, field)
         scanner.scan(config, job, _IN, field)
         out = _normalize(info, name.ext, job, config, field)
         scanner.scan(config, job, os.path.basename(out.path), field)

@@ -28,6 +28,9 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
 
     from app import api, cleanup, download, manage  # noqa: F401  (registers methods and jobs)
 
+    cleanup.recover_from_dead_processes(settings, app.config["MEDIA"].work_dir,
+                                        app.config["QUARANTINE_DIR"])
+
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
     app.register_blueprint(download.bp)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from flask import Request, current_app
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from app import owner
 from app.config import JSON_BODY_LIMIT
 from app.errors import ApiError, ErrorCode, invalid
 
@@ -63,8 +64,10 @@ class BotsvcRequest(Request):
     def _get_file_stream(self, total_content_length, content_type, filename=None,
                          content_length=None):
         quarantine = current_app.config["QUARANTINE_DIR"]
-        # Deleted when the request closes its files, unless moved away first.
-        return tempfile.NamedTemporaryFile(dir=quarantine, prefix="upload-", delete=True)
+        # Deleted when the request closes its files, unless moved away first;
+        # named after this process, so a crash's leftover is swept at the next start.
+        return tempfile.NamedTemporaryFile(dir=quarantine, prefix=owner.file_prefix("upload"),
+                                           delete=True)
 
 
 class RequestTooLarge(ApiError):

@@ -1,15 +1,20 @@
-"""Clean-up: expired updates and idempotency keys, and a WAL checkpoint."""
+"""Clean-up: expired updates and idempotency keys, a WAL checkpoint, chat
+history past its retention, and what a killed process left behind."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 
 from app import idempotency
-from app.db import checkpoint, transaction
-from app.domain import updates
+from app.db import checkpoint, connect, now, transaction
+from app.domain import files, messages, updates
 from app.worker import claim_periodic, periodic
 
 log = logging.getLogger(__name__)
 CLEANUP_INTERVAL_SECONDS = 60.0
+HISTORY_JOB = "delete_old_history"
+HISTORY_INTERVAL_SECONDS = 3600.0
+DAY_SECONDS = 86400
 
 
 @periodic("delete_expired_records", seconds=CLEANUP_INTERVAL_SECONDS)
@@ -19,6 +24,46 @@ def delete_expired_records(conn, settings) -> None:
     with transaction(conn):
         dropped = updates.delete_expired(conn)
         keys = idempotency.delete_expired(conn)
+        keys += idempotency.release_abandoned_claims(conn)
     if dropped or keys:
         log.info("clean-up removed %d expired updates and %d idempotency keys", dropped, keys)
     checkpoint(conn)
+
+
+@periodic(HISTORY_JOB, seconds=HISTORY_INTERVAL_SECONDS)
+def delete_old_history(conn, settings) -> None:
+    """BOTSVC_HISTORY_RETENTION_DAYS: messages (and clicks) older than that go,
+    in batches, each its own short transaction. 0 keeps everything."""
+    if not settings.history_retention_days:
+        return
+    if not claim_periodic(conn, HISTORY_JOB, HISTORY_INTERVAL_SECONDS - 1):
+        return
+    cutoff = now() - settings.history_retention_days * DAY_SECONDS
+    total = 0
+    while True:
+        with transaction(conn):
+            removed = messages.remove_history_before(conn, cutoff)
+        total += removed
+        if not removed:
+            break
+    if total:
+        log.info("history retention removed %d messages and callback queries", total)
+
+
+def recover_from_dead_processes(settings, work_dir: str, quarantine_dir: str) -> None:
+    """At the start of a process: release the Idempotency-Key claims of
+    processes that died, and remove their quarantine and work files, so a
+    crash leaves no key stuck and nothing on disk. Best effort: a database
+    that cannot be written now (a full disk) is left to the periodic jobs
+    and to the next duplicate request."""
+    conn = connect(settings.db_path)
+    try:
+        with transaction(conn):
+            released = idempotency.release_abandoned_claims(conn)
+        files.sweep_leftovers(conn, settings.data_dir, work_dir, quarantine_dir)
+        if released:
+            log.info("released %d Idempotency-Key claims of processes that died", released)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("start-up clean-up of dead processes' work skipped: %s", exc)
+    finally:
+        conn.close()

@@ -15,8 +15,9 @@ import tempfile
 
 import click
 
+from app import owner
 from app.config import Settings
-from app.db import connect, migrate
+from app.db import DatabaseNewerThanCode, connect, migrate
 from app.domain import bots, chats, media_messages
 from app.errors import ApiError
 from app.media import MediaConfig, check_dependencies
@@ -24,8 +25,17 @@ from app.media import MediaConfig, check_dependencies
 
 def _conn() -> sqlite3.Connection:
     settings = Settings.from_env()
-    migrate(settings.db_path)
+    _migrate(settings.db_path)
     return connect(settings.db_path)
+
+
+def _migrate(db_path: str) -> int:
+    """Migrate, or stop with one line (no traceback) on a database that a
+    newer botsvc migrated."""
+    try:
+        return migrate(db_path)
+    except DatabaseNewerThanCode as refused:
+        raise SystemExit(f"botsvc: {refused}") from None
 
 
 def _run(fn, *args):
@@ -48,7 +58,7 @@ def main() -> None:
 @main.command(help="Apply pending database migrations.")
 def migrate_db() -> None:
     settings = Settings.from_env()
-    click.echo(f"schema version {migrate(settings.db_path)} at {settings.db_path}")
+    click.echo(f"schema version {_migrate(settings.db_path)} at {settings.db_path}")
 
 
 main.add_command(migrate_db, "migrate")
@@ -148,7 +158,7 @@ def user_send_media(user_id, bot_id, path, caption, type_):
     quarantine = os.path.join(settings.data_dir, "quarantine")
     os.makedirs(quarantine, mode=0o700, exist_ok=True)
     # The pipeline reads a private copy, never the operator's file in place.
-    fd, copy = tempfile.mkstemp(prefix="upload-", dir=quarantine)
+    fd, copy = tempfile.mkstemp(prefix=owner.file_prefix("upload"), dir=quarantine)
     try:
         with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
             shutil.copyfileobj(src, out, 1024 * 1024)

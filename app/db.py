@@ -161,6 +161,16 @@ def now() -> int:
 # -- migrations ---------------------------------------------------------------
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+_COMMIT = "COMMIT;"
+# The first migration that shipped with the table of names. A database from
+# before that table is taken to hold 0001..user_version, but never this one:
+# no build without the table had it.
+_FIRST_RECORDED_BY_NAME = 6
+
+
+class DatabaseNewerThanCode(Exception):
+    """The database records a migration this code does not have: a newer
+    botsvc migrated it. Its message is one line for the operator."""
 
 
 def migration_files(directory: str = MIGRATIONS_DIR) -> list[tuple[int, str]]:
@@ -176,12 +186,16 @@ def migration_files(directory: str = MIGRATIONS_DIR) -> list[tuple[int, str]]:
 
 
 def migrate(db_path: str, directory: str = MIGRATIONS_DIR) -> int:
-    """Apply pending migrations exactly once, however many processes start together.
+    """Apply every migration not applied yet, exactly once, however many
+    processes start together; refuse a database migrated by newer code.
 
-    An exclusive file lock serialises the migrating processes; each migration
-    file carries its own BEGIN ... COMMIT and bumps ``PRAGMA user_version`` inside
-    it (``executescript`` commits any open transaction first, so the file must
-    own its transaction). Returns the schema version reached.
+    Applied migrations are recorded by name (``schema_migrations``), so one
+    that arrives with a lower number than one already applied (branches merged
+    in another order) is still applied. An exclusive file lock serialises the
+    migrating processes; each file carries its own BEGIN ... COMMIT
+    (``executescript`` commits any open transaction first), and its record and
+    ``PRAGMA user_version`` (the highest number applied, for tools that read
+    it) are written inside that same transaction. Returns ``user_version``.
     """
     os.makedirs(os.path.dirname(os.path.abspath(db_path)), mode=0o700, exist_ok=True)
     with open(db_path + ".migrate-lock", "w") as lock:
@@ -189,25 +203,68 @@ def migrate(db_path: str, directory: str = MIGRATIONS_DIR) -> int:
         conn = connect(db_path)
         try:
             conn.execute("PRAGMA journal_mode = WAL")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, path in migration_files(directory):
-                if number <= version:
+            files = [(number, os.path.basename(path), path)
+                     for number, path in migration_files(directory)]
+            applied = _applied_migrations(conn, db_path, files)
+            for number, name, path in files:
+                if name in applied:
                     continue
-                with open(path, encoding="utf-8") as fh:
-                    script = fh.read()
-                if f"PRAGMA user_version = {number}" not in script:
-                    raise RuntimeError(f"{os.path.basename(path)} must set PRAGMA user_version = {number}")
-                try:
-                    conn.executescript(script)
-                except sqlite3.Error:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                version = number
-                log.info("applied migration %s", os.path.basename(path))
-            return version
+                highest = max([number, *(int(done[:4]) for done in applied)])
+                _apply(conn, name, path, number, highest)
+                applied.add(name)
+                log.info("applied migration %s", name)
+            return conn.execute("PRAGMA user_version").fetchone()[0]
         finally:
             conn.close()
+
+
+def _applied_migrations(conn: sqlite3.Connection, db_path: str,
+                        files: list[tuple[int, str, str]]) -> set[str]:
+    """The names recorded as applied; a database from before the table of
+    names gets it now, holding 0001..user_version."""
+    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                             " AND name = 'schema_migrations'").fetchone()
+    if has_table:
+        applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        unknown = sorted(applied - {name for _, name, _ in files})
+    else:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        by_number = {number: name for number, name, _ in files}
+        applied = {by_number[n] for n in by_number
+                   if n <= version and n != _FIRST_RECORDED_BY_NAME}
+        unknown = [f"{n:04d}" for n in range(1, version + 1) if n not in by_number]
+    if unknown:
+        raise DatabaseNewerThanCode(
+            f"the database {db_path} was migrated by a newer botsvc (migration"
+            f" {', '.join(unknown)} is unknown to this version); run that version,"
+            f" or restore a backup made with this one")
+    if not has_table:
+        with transaction(conn):
+            conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY,"
+                         " applied_at INTEGER NOT NULL) WITHOUT ROWID")
+            conn.executemany("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                             [(name, now()) for name in sorted(applied)])
+    return applied
+
+
+def _apply(conn: sqlite3.Connection, name: str, path: str, number: int, highest: int) -> None:
+    with open(path, encoding="utf-8") as fh:
+        script = fh.read().rstrip()
+    if f"PRAGMA user_version = {number}" not in script:
+        raise RuntimeError(f"{name} must set PRAGMA user_version = {number}")
+    if not script.endswith(_COMMIT):
+        raise RuntimeError(f"{name} must end with {_COMMIT}")
+    # The record joins the file's own transaction: applied and recorded are one
+    # step. ``name`` matched _MIGRATION_NAME, so it is safe as a literal.
+    script = (script[:-len(_COMMIT)]
+              + f"INSERT INTO schema_migrations (name, applied_at) VALUES ('{name}', {now()});\n"
+              + f"PRAGMA user_version = {highest};\n{_COMMIT}\n")
+    try:
+        conn.executescript(script)
+    except sqlite3.Error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def checkpoint(conn: sqlite3.Connection) -> None:

@@ -80,6 +80,10 @@ class ApiError(Exception):
         return self.code.http_status
 
     def headers(self) -> dict[str, str]:
+        # Every answer that tells the client when to come back says it in the
+        # header too (RATE_LIMITED, a running Idempotency-Key): DECISIONS §4.
+        if "retry_after" in self.parameters:
+            return {"Retry-After": str(self.parameters["retry_after"])}
         return {}
 
     def body(self) -> dict:
@@ -92,7 +96,7 @@ class ApiError(Exception):
 
 
 class RateLimited(ApiError):
-    """429 with ``parameters.retry_after`` and the matching Retry-After header."""
+    """429 with ``parameters.retry_after`` (and so the matching Retry-After header)."""
 
     def __init__(self, retry_after: float, limit: str):
         seconds = max(1, math.ceil(retry_after))
@@ -101,9 +105,6 @@ class RateLimited(ApiError):
             f"Too many requests: {limit} limit exceeded, retry after {seconds} s",
             retry_after=seconds,
         )
-
-    def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(self.parameters["retry_after"])}
 
 
 def invalid(field: str, description: str, **extra) -> ApiError:

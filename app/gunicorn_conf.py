@@ -26,3 +26,20 @@ def worker_exit(server, worker):
 
     if background._worker is not None:
         background._worker.shutdown()
+
+
+def on_starting(server):
+    # Migrate once in the master, before any worker starts (a no-op again in
+    # each worker's create_app); on a database that a newer botsvc migrated,
+    # the server stops here with one line. The connection is closed before
+    # the workers fork.
+    import sys
+
+    from app.config import Settings
+    from app.db import DatabaseNewerThanCode, migrate
+
+    try:
+        migrate(Settings.from_env().db_path)
+    except DatabaseNewerThanCode as refused:
+        print(f"botsvc: {refused}", file=sys.stderr, flush=True)
+        sys.exit(1)

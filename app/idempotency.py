@@ -8,9 +8,15 @@ Two shapes of execution share this table:
 - a quick method runs, and stores its result, inside the one ``BEGIN
   IMMEDIATE`` that also checked the key: SQLite's single writer serialises
   duplicates, and a crash leaves nothing half-done;
-- a long method (media work outside any transaction) first *claims* the key
-  with a lease, then stores the result. A duplicate that finds the claim waits
-  up to 5 s for it, then answers 409 with ``in_progress``.
+- a long method (media work outside any transaction) first *claims* the key,
+  recording the process that runs it, then stores the result. A duplicate
+  that finds the claim waits up to 5 s for it, then answers 409 with
+  ``in_progress`` and Retry-After.
+
+A claim holds while its process lives. A claim whose process is gone (killed
+mid-upload) is released as soon as anyone looks: a duplicate, or the start of
+any server process. Only a claim whose process cannot be seen (another pid
+namespace, or made before owners were recorded) waits out its lease.
 """
 from __future__ import annotations
 
@@ -21,12 +27,14 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from app import owner
 from app.errors import ApiError, ErrorCode, invalid
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 RETENTION_SECONDS = 24 * 3600
 WAIT_FOR_RUNNING_SECONDS = 5.0
-CLAIM_LEASE_SECONDS = 900.0
+CLAIM_LEASE_SECONDS = 900.0   # for claims whose process cannot be checked
+IN_PROGRESS_RETRY_AFTER = 1
 HEADER = "Idempotency-Key"
 
 
@@ -59,7 +67,7 @@ def conflict() -> ApiError:
 def in_progress() -> ApiError:
     return ApiError(ErrorCode.IDEMPOTENCY_CONFLICT,
                     "A request with this Idempotency-Key is still being executed",
-                    in_progress=True, retry_after=1)
+                    in_progress=True, retry_after=IN_PROGRESS_RETRY_AFTER)
 
 
 class StillRunning(Exception):
@@ -73,12 +81,12 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     write transaction that will execute and store."""
     now = time.time() if now is None else now
     row = conn.execute(
-        "SELECT method, fingerprint, state, lease_expires_at, http_status, response, created_at"
-        " FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key)).fetchone()
+        "SELECT method, fingerprint, state, lease_expires_at, owner, http_status, response,"
+        " created_at FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key)).fetchone()
     if row is None:
         return None
-    expired_claim = row["state"] == "running" and row["lease_expires_at"] < now
-    if row["created_at"] < now - RETENTION_SECONDS or expired_claim:
+    abandoned = row["state"] == "running" and not _claim_holds(row, now)
+    if row["created_at"] < now - RETENTION_SECONDS or abandoned:
         conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key))
         return None
     if row["method"] != method or row["fingerprint"] != fp:
@@ -88,12 +96,17 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     return Stored(row["http_status"], row["response"])
 
 
+def _claim_holds(row: sqlite3.Row, now: float) -> bool:
+    alive = owner.is_alive(row["owner"])
+    return alive if alive is not None else row["lease_expires_at"] >= now
+
+
 def claim(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str) -> None:
     now = time.time()
     conn.execute(
         "INSERT INTO idempotency_keys (bot_id, key, method, fingerprint, state,"
-        " lease_expires_at, created_at) VALUES (?, ?, ?, ?, 'running', ?, ?)",
-        (bot_id, key, method, fp, now + CLAIM_LEASE_SECONDS, int(now)))
+        " lease_expires_at, owner, created_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+        (bot_id, key, method, fp, now + CLAIM_LEASE_SECONDS, owner.current(), int(now)))
 
 
 def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
@@ -113,6 +126,17 @@ def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
 def release(conn: sqlite3.Connection, bot_id: int, key: str) -> None:
     conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ? AND state = 'running'",
                  (bot_id, key))
+
+
+def release_abandoned_claims(conn: sqlite3.Connection, now: float | None = None) -> int:
+    """Release every claim whose process is gone (at the start of a process)."""
+    now = time.time() if now is None else now
+    rows = conn.execute("SELECT bot_id, key, lease_expires_at, owner FROM idempotency_keys"
+                        " WHERE state = 'running'").fetchall()
+    abandoned = [(row["bot_id"], row["key"]) for row in rows if not _claim_holds(row, now)]
+    for bot_id, key in abandoned:
+        release(conn, bot_id, key)
+    return len(abandoned)
 
 
 def delete_expired(conn: sqlite3.Connection, now: float | None = None) -> int:

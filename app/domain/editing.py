@@ -100,7 +100,8 @@ def delete_messages(conn: sqlite3.Connection, bot_id: int, chat_id: str,
                     message_ids: list[int], field: str = "message_ids") -> None:
     """Delete own messages of one chat, all or none. Repeated ids and ids
     already deleted are accepted (deleting is idempotent); any id that is not
-    a message this bot sent in this chat fails the whole call."""
+    a message this bot sent in this chat fails the whole call. What stays is
+    a tombstone (``messages.TOMBSTONE``)."""
     chat = require_chat(conn, bot_id, chat_id)
     wanted = sorted(set(message_ids))
     marks = ",".join("?" * len(wanted))
@@ -113,5 +114,5 @@ def delete_messages(conn: sqlite3.Connection, bot_id: int, chat_id: str,
                        f"Message {missing[0]} is not a message this bot sent in this chat",
                        field=field, message_id=missing[0])
     conn.execute(
-        f"UPDATE messages SET deleted_at = ? WHERE bot_id = ? AND deleted_at IS NULL"
-        f" AND message_id IN ({marks})", (now(), bot_id, *wanted))
+        f"UPDATE messages SET deleted_at = ?, {messages.TOMBSTONE} WHERE bot_id = ?"
+        f" AND deleted_at IS NULL AND message_id IN ({marks})", (now(), bot_id, *wanted))

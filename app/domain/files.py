@@ -19,6 +19,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from app import owner
 from app.db import now
 from app.errors import ApiError, invalid, media_rejected
 from app.media import MediaConfig, ProcessedFile, process_upload
@@ -193,7 +194,9 @@ def media_of(row: sqlite3.Row) -> dict:
 # than that gap, so anything older and unreferenced is a leftover.
 UNREFERENCED_GRACE_SECONDS = 3600
 # Quarantine and work files live as long as one upload is processed: up to
-# 40 minutes of ffmpeg for 30 minutes of media, plus the scans.
+# 40 minutes of ffmpeg for 30 minutes of media, plus the scans. Their names
+# carry the process that made them: those of a dead process go at once, the
+# rest (a live process's, or one this process cannot see) after this grace.
 WORK_GRACE_SECONDS = 6 * 3600
 
 
@@ -208,7 +211,8 @@ def _age(path: str, at: float) -> float:
 def sweep_leftovers(conn: sqlite3.Connection, data_dir: str, work_dir: str,
                     quarantine_dir: str, at: float | None = None) -> int:
     """Remove stored bytes that no row references, and quarantine and work
-    files a crashed process left behind. Returns how many entries went."""
+    files a crashed process left behind (at once when the process that made
+    them is known to be dead). Returns how many entries went."""
     at = time.time() if at is None else at
     removed = 0
     directory = files_dir(data_dir)
@@ -226,7 +230,8 @@ def sweep_leftovers(conn: sqlite3.Connection, data_dir: str, work_dir: str,
     for directory in (work_dir, quarantine_dir):
         for name in _listdir(directory):
             path = os.path.join(directory, name)
-            if _age(path, at) <= WORK_GRACE_SECONDS:
+            dead = owner.is_alive(owner.owner_of(name)) is False
+            if not dead and _age(path, at) <= WORK_GRACE_SECONDS:
                 continue
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)

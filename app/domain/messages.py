@@ -1,7 +1,10 @@
 """Messages of both directions, in one per-bot message_id namespace.
 
 A message's content (text, caption, media, card, reply_markup) is kept as one
-JSON object, so every message type renders the same way.
+JSON object, so every message type renders the same way. A deleted message
+is a tombstone: its id, chat, sender side, date and ``deleted_at`` (what
+deleteMessage's idempotence and MESSAGE_NOT_FOUND need), nothing of what it
+said. History older than the retention setting is removed whole.
 """
 from __future__ import annotations
 
@@ -14,6 +17,11 @@ from app.envelope import dumps
 from app.errors import ApiError, ErrorCode
 
 CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
+# The SET clause that turns a message into a tombstone (migration 0006 did the
+# same to the rows deleted before it).
+TOMBSTONE = ("type = 'deleted', content = '{}', reply_to_message_id = NULL,"
+             " media_group_id = NULL, edit_date = NULL")
+HISTORY_BATCH = 500
 
 
 def next_message_id(conn: sqlite3.Connection, bot_id: int) -> int:
@@ -102,3 +110,18 @@ def chat_history(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
     rows = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
                         " ORDER BY message_id", (chat["id"],))
     return [render(row, chat["chat_id"]) for row in rows]
+
+
+def remove_history_before(conn: sqlite3.Connection, cutoff: int,
+                          batch: int = HISTORY_BATCH) -> int:
+    """Remove up to ``batch`` messages dated before ``cutoff`` (deleted or
+    not) and the callback queries clicked before it; returns how many rows
+    went. One short write per call: the caller loops, each in its own
+    transaction, so other writers get the lock in between."""
+    queries = conn.execute(
+        "DELETE FROM callback_queries WHERE id IN (SELECT id FROM callback_queries"
+        " WHERE created_at < ? LIMIT ?)", (cutoff, batch)).rowcount
+    removed = conn.execute(
+        "DELETE FROM messages WHERE (bot_id, message_id) IN (SELECT bot_id, message_id"
+        " FROM messages WHERE date < ? LIMIT ?)", (cutoff, batch)).rowcount
+    return queries + removed

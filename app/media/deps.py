@@ -12,6 +12,7 @@ import shutil
 import sys
 import tempfile
 
+from app import owner
 from app.errors import ApiError, ErrorCode, dependency_unavailable
 
 from . import detect, scanner
@@ -72,7 +73,7 @@ def _check_scanner(config: MediaConfig, cwd: str) -> None:
 def check_dependencies(config: MediaConfig) -> None:
     """Raise DEPENDENCY_UNAVAILABLE naming the first tool that is missing or broken."""
     os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
-    cwd = tempfile.mkdtemp(prefix="check-", dir=config.work_dir)
+    cwd = tempfile.mkdtemp(prefix=owner.file_prefix("check"), dir=config.work_dir)
     try:
         _check_ffmpeg(config, cwd)
         _check_python_parsers(config, cwd)

@@ -22,6 +22,7 @@ _MESSAGES = {
     "pdf_form": "PDFs with forms are not accepted",
     "pdf_embedded": "PDFs with embedded files are not accepted",
     "pdf_too_complex": "The PDF has too many objects",
+    "pdf_damaged": "Damaged PDFs are not accepted",
     "corrupt_file": "The PDF cannot be parsed",
 }
 

@@ -8,6 +8,17 @@ worker. It must import nothing from ``app``. It prints one JSON verdict:
 Every object in the cross-reference table is visited, including those packed
 in object streams; qpdf decodes names, so ``/J#61vaScript`` arrives as
 ``/JavaScript``. A byte search would miss both.
+
+Only a PDF that opens cleanly passes. What one reader repairs another may read
+differently, so a file qpdf can only open by reconstructing its
+cross-reference table (a broken or looping xref chain, a wrong offset), or
+that makes qpdf warn while its objects are read (a wrong stream length, a
+missing ``endobj``, a page without a size), is ``pdf_damaged``; one it cannot
+open even by repairing (a looping page tree) is ``corrupt_file``. The one
+warning that passes is qpdf giving a page without ``/Resources`` an empty
+set, which every reader does the same way. Work is bounded: qpdf detects xref and page-tree loops, the walk
+visits each object once and at most MAX_NODES nodes, and the runner's time
+limit stops anything else.
 """
 from __future__ import annotations
 
@@ -28,6 +39,13 @@ SAFE_ACTIONS = {"/GoTo", "/Trans"}
 SAFE_NAMED = {"/NextPage", "/PrevPage", "/FirstPage", "/LastPage"}
 LINK_ACTIONS = {"/URI", "/GoToR", "/GoToE", "/Thread"}
 ACTIVE_SUBTYPES = {"/Sound", "/Movie", "/Screen", "/RichMedia", "/3D", "/PS"}
+
+
+DAMAGED = "it opens only after repair; save it again with a PDF program"
+# qpdf's page-tree warning for a page without resources, which it gives an
+# empty set of them: every reader does the same. (A page without a MediaBox is
+# damage: readers' default sizes differ.)
+PAGE_DEFAULTS = ("Resources is missing or invalid; repairing",)
 
 
 class Verdict(Exception):
@@ -125,23 +143,44 @@ def walk(pdf: pikepdf.Pdf) -> None:
                 stack.append(child)
 
 
-def inspect(path: str) -> dict:
+def _damage(pdf: pikepdf.Pdf) -> None:
+    """Raise pdf_damaged if qpdf warned about anything but a page default."""
+    if any(not warning.endswith(PAGE_DEFAULTS) for warning in pdf.get_warnings()):
+        raise Verdict("pdf_damaged", DAMAGED)
+
+
+def _open_failure(path: str) -> dict:
+    """Why a PDF that does not open as it is fails: repairable or not."""
     try:
-        pdf = pikepdf.open(path)
+        with pikepdf.open(path, attempt_recovery=True):
+            return {"ok": False, "reason": "pdf_damaged", "detail": DAMAGED}
     except pikepdf.PasswordError:
         return {"ok": False, "reason": "pdf_encrypted", "detail": "the PDF is encrypted"}
     except Exception:
         return {"ok": False, "reason": "corrupt_file", "detail": "the PDF cannot be parsed"}
+
+
+def inspect(path: str) -> dict:
+    try:
+        pdf = pikepdf.open(path, attempt_recovery=False)
+    except pikepdf.PasswordError:
+        return {"ok": False, "reason": "pdf_encrypted", "detail": "the PDF is encrypted"}
+    except Exception:
+        return _open_failure(path)
     with pdf:
         try:
             if pdf.is_encrypted:
                 raise Verdict("pdf_encrypted", "the PDF is encrypted")
+            _damage(pdf)
             walk(pdf)
             pages = len(pdf.pages)
+            _damage(pdf)
         except Verdict as verdict:
             return {"ok": False, "reason": verdict.reason, "detail": verdict.detail}
         except Exception:
-            return {"ok": False, "reason": "corrupt_file", "detail": "the PDF cannot be parsed"}
+            # The file opened, but reading its objects or pages failed (a
+            # looping page tree): damaged, not merely unparseable.
+            return {"ok": False, "reason": "pdf_damaged", "detail": DAMAGED}
     if pages < 1:
         return {"ok": False, "reason": "corrupt_file", "detail": "the PDF has no pages"}
     return {"ok": True, "pages": pages}

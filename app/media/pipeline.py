@@ -1,7 +1,8 @@
 """One upload, from quarantine to a clean normalized file.
 
 Order: the name and declared type (free), libmagic on the first MiB (cheap),
-ClamAV on the original (so no decoder ever sees a known-bad file), the real
+one format only (no archive inside, nothing after an image's end), ClamAV on
+the original (so no decoder ever sees a known-bad file), the real
 decoder and the conversion, ClamAV again on the output. Each upload gets a
 private job directory inside ``work_dir`` where every file has a fixed name;
 the directory is removed whatever happens, and only the final output is moved
@@ -17,9 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
+from app import owner
 from app.errors import media_rejected
 
-from . import av, detect, images, names, scanner, text
+from . import av, detect, images, names, polyglot, scanner, text
 from .config import MediaConfig
 from .pdf import check_pdf
 
@@ -99,14 +101,18 @@ def process_upload(
     if os.path.getsize(src_path) == 0:
         raise media_rejected(field, "empty_file", "The file is empty")
     os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
-    job = tempfile.mkdtemp(prefix="job-", dir=config.work_dir)
+    # Names carry this process (app/owner.py): what a killed process leaves
+    # here is removed at the next start.
+    job = tempfile.mkdtemp(prefix=owner.file_prefix("job"), dir=config.work_dir)
     try:
         staged = _stage_input(src_path, job)
         detect.check_content(info, name.ext, detect.sniff(staged), field)
+        polyglot.check_single_format(staged, info.format, field)
         scanner.scan(config, job, _IN, field)
         out = _normalize(info, name.ext, job, config, field)
         scanner.scan(config, job, os.path.basename(out.path), field)
-        final = os.path.join(config.work_dir, f"{secrets.token_hex(16)}.{out.ext}")
+        final = os.path.join(config.work_dir,
+                             f"{owner.file_prefix('out')}{secrets.token_hex(16)}.{out.ext}")
         if out.path == staged:
             shutil.copyfile(staged, final)  # never hand out a link to the quarantined original
         else:

@@ -1,11 +1,12 @@
-"""Clean-up: expired updates and idempotency keys, and a WAL checkpoint."""
+"""Clean-up: expired updates, idempotency keys and webhook delivery records
+(24 hours of service time), and a WAL checkpoint."""
 from __future__ import annotations
 
 import logging
 
-from app import idempotency
+from app import clock, idempotency
 from app.db import checkpoint, transaction
-from app.domain import updates
+from app.domain import updates, webhook_deliveries
 from app.worker import claim_periodic, periodic
 
 log = logging.getLogger(__name__)
@@ -19,6 +20,8 @@ def delete_expired_records(conn, settings) -> None:
     with transaction(conn):
         dropped = updates.delete_expired(conn)
         keys = idempotency.delete_expired(conn)
-    if dropped or keys:
-        log.info("clean-up removed %d expired updates and %d idempotency keys", dropped, keys)
+        records = webhook_deliveries.delete_expired(conn, clock.time())
+    if dropped or keys or records:
+        log.info("clean-up removed %d expired updates, %d idempotency keys and %d webhook"
+                 " delivery records", dropped, keys, records)
     checkpoint(conn)

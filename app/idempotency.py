@@ -18,9 +18,9 @@ import hashlib
 import json
 import re
 import sqlite3
-import time
 from dataclasses import dataclass
 
+from app import clock
 from app.errors import ApiError, ErrorCode, invalid
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
@@ -71,13 +71,15 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     """The stored result to replay, or None when the key is free (expired keys
     are deleted). Raises IDEMPOTENCY_CONFLICT or StillRunning. Call inside the
     write transaction that will execute and store."""
-    now = time.time() if now is None else now
+    now = clock.time() if now is None else now
     row = conn.execute(
         "SELECT method, fingerprint, state, lease_expires_at, http_status, response, created_at"
         " FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key)).fetchone()
     if row is None:
         return None
-    expired_claim = row["state"] == "running" and row["lease_expires_at"] < now
+    # Retention follows the service clock; a claim's lease the machine's, since
+    # it stands for its holder being alive (advanceClock must not expire it).
+    expired_claim = row["state"] == "running" and row["lease_expires_at"] < clock.machine_time()
     if row["created_at"] < now - RETENTION_SECONDS or expired_claim:
         conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key))
         return None
@@ -89,11 +91,10 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
 
 
 def claim(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str) -> None:
-    now = time.time()
     conn.execute(
         "INSERT INTO idempotency_keys (bot_id, key, method, fingerprint, state,"
         " lease_expires_at, created_at) VALUES (?, ?, ?, ?, 'running', ?, ?)",
-        (bot_id, key, method, fp, now + CLAIM_LEASE_SECONDS, int(now)))
+        (bot_id, key, method, fp, clock.machine_time() + CLAIM_LEASE_SECONDS, clock.now()))
 
 
 def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
@@ -107,7 +108,7 @@ def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
         " response, created_at) VALUES (?, ?, ?, ?, 'done', ?, ?, ?)"
         " ON CONFLICT (bot_id, key) DO UPDATE SET state = 'done', lease_expires_at = NULL,"
         " http_status = excluded.http_status, response = excluded.response",
-        (bot_id, key, method, fp, http_status, body, int(time.time())))
+        (bot_id, key, method, fp, http_status, body, clock.now()))
 
 
 def release(conn: sqlite3.Connection, bot_id: int, key: str) -> None:
@@ -116,6 +117,6 @@ def release(conn: sqlite3.Connection, bot_id: int, key: str) -> None:
 
 
 def delete_expired(conn: sqlite3.Connection, now: float | None = None) -> int:
-    now = time.time() if now is None else now
+    now = clock.time() if now is None else now
     return conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?",
                         (int(now - RETENTION_SECONDS),)).rowcount

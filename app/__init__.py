@@ -1,15 +1,17 @@
 """botsvc: a self-hosted bot messaging service (contract 2.0.0)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
+from app import clock
 from app.body import BotsvcRequest
 from app.config import Settings
-from app.db import migrate, release_db
+from app.db import connect, migrate, release_db
 from app.envelope import error_response, http_exception_response, internal_error_response
 from app.errors import ApiError
 from app.media import MediaConfig
@@ -25,6 +27,8 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
     app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
     migrate(settings.db_path)
+    with contextlib.closing(connect(settings.db_path)) as conn:
+        clock.refresh(conn)   # the offset survives restarts: start from the stored one
 
     from app import api, cleanup, download, manage  # noqa: F401  (registers methods and jobs)
 

@@ -13,6 +13,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
+from app import clock
 from app.errors import ApiError, ErrorCode
 
 _TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})\Z")
@@ -27,11 +28,12 @@ class Bot:
     display_name: str
     description: str
     disabled: bool
+    has_faults: bool = False   # injectFault left calls to intercept (app/domain/faults.py)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Bot:
         return cls(row["id"], row["username"], row["display_name"], row["description"],
-                   bool(row["disabled"]))
+                   bool(row["disabled"]), bool(row["has_faults"]))
 
 
 def new_token(bot_id: int) -> str:
@@ -69,16 +71,18 @@ def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
     """The bot a token belongs to, after the platform switch: PLATFORM_DISABLED,
     then UNAUTHORIZED. Disabled bots are returned: the caller checks ``disabled``
     after the token, as the contract orders the checks. One query for both
-    reads, since every request makes it."""
+    reads, since every request makes it; it also brings this process the
+    service clock's offset and the bot's injected-faults flag."""
     match = _TOKEN.match(token or "")
     bot_id = int(match.group(1)) if match else 0
     if bot_id > _MAX_BOT_ID:
         match, bot_id = None, 0  # no such bot: SQLite cannot even hold the id
     row = conn.execute(
-        "SELECT p.disabled AS platform_disabled, b.id, b.username, b.display_name,"
-        " b.description, b.disabled, b.token_hash"
+        "SELECT p.disabled AS platform_disabled, p.clock_offset, b.id, b.username,"
+        " b.display_name, b.description, b.disabled, b.has_faults, b.token_hash"
         " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1",
         (bot_id,)).fetchone()
+    clock.remember_offset(row["clock_offset"])
     if row["platform_disabled"]:
         raise platform_disabled()
     presented = hash_token(token) if match else _DUMMY_HASH

@@ -1,13 +1,14 @@
-"""Clean-up: expired updates and idempotency keys, a WAL checkpoint, chat
-history past its retention, and what a killed process left behind."""
+"""Clean-up: expired updates, idempotency keys and webhook delivery records
+(24 hours of service time), a WAL checkpoint, chat history past its
+retention, and what a killed process left behind."""
 from __future__ import annotations
 
 import logging
 import sqlite3
 
-from app import idempotency
-from app.db import checkpoint, connect, now, transaction
-from app.domain import files, messages, updates
+from app import clock, idempotency
+from app.db import checkpoint, connect, transaction
+from app.domain import files, messages, updates, webhook_deliveries
 from app.worker import claim_periodic, periodic
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,10 @@ def delete_expired_records(conn, settings) -> None:
         dropped = updates.delete_expired(conn)
         keys = idempotency.delete_expired(conn)
         keys += idempotency.release_abandoned_claims(conn)
-    if dropped or keys:
-        log.info("clean-up removed %d expired updates and %d idempotency keys", dropped, keys)
+        records = webhook_deliveries.delete_expired(conn, clock.time())
+    if dropped or keys or records:
+        log.info("clean-up removed %d expired updates, %d idempotency keys and %d webhook"
+                 " delivery records", dropped, keys, records)
     checkpoint(conn)
 
 
@@ -38,7 +41,7 @@ def delete_old_history(conn, settings) -> None:
         return
     if not claim_periodic(conn, HISTORY_JOB, HISTORY_INTERVAL_SECONDS - 1):
         return
-    cutoff = now() - settings.history_retention_days * DAY_SECONDS
+    cutoff = clock.now() - settings.history_retention_days * DAY_SECONDS
     total = 0
     while True:
         with transaction(conn):

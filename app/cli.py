@@ -15,7 +15,7 @@ import tempfile
 
 import click
 
-from app import owner
+from app import clock, owner
 from app.config import Settings
 from app.db import DatabaseNewerThanCode, connect, migrate
 from app.domain import bots, chats, media_messages
@@ -26,7 +26,9 @@ from app.media import MediaConfig, check_dependencies
 def _conn() -> sqlite3.Connection:
     settings = Settings.from_env()
     _migrate(settings.db_path)
-    return connect(settings.db_path)
+    conn = connect(settings.db_path)
+    clock.refresh(conn)  # dates on the service clock, as the server gives them
+    return conn
 
 
 def _migrate(db_path: str) -> int:

@@ -15,7 +15,6 @@ import os
 import re
 import sqlite3
 import threading
-import time
 
 from flask import current_app, g
 
@@ -152,10 +151,6 @@ def after_commit(conn: sqlite3.Connection, callback) -> None:
         _after_commit.setdefault(id(conn), []).append(callback)
     else:
         callback()
-
-
-def now() -> int:
-    return int(time.time())
 
 
 # -- migrations ---------------------------------------------------------------

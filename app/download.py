@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import time
 from urllib.parse import quote
 
 from flask import Blueprint, Response, current_app, request
 from werkzeug.wsgi import wrap_file
 
+from app import clock
 from app.auth import authenticate_bot, bearer_token, bot_disabled, platform_disabled
 from app.db import get_db
 from app.domain import file_links, files
@@ -104,6 +104,7 @@ def _bearer_file(conn: sqlite3.Connection) -> sqlite3.Row:
 def _signed_file(conn: sqlite3.Connection) -> sqlite3.Row:
     if is_platform_disabled(conn):
         raise platform_disabled()
+    clock.refresh(conn)  # no token query here to bring the offset along
     bad_link = ApiError(ErrorCode.UNAUTHORIZED, "The download link is invalid")
     file_id = _single("id", bad_link) or ""
     exp = file_links.parse_exp(_single("exp", bad_link))
@@ -115,7 +116,7 @@ def _signed_file(conn: sqlite3.Connection) -> sqlite3.Row:
                                          exp if exp is not None else 0, sig)
     if not valid or row is None or exp is None:
         raise bad_link
-    if exp < time.time():
+    if exp < clock.time():
         raise ApiError(ErrorCode.UNAUTHORIZED, "The download link has expired")
     if require_bot(conn, row["bot_id"])["disabled"]:
         raise bot_disabled()

@@ -24,10 +24,9 @@ import hashlib
 import json
 import re
 import sqlite3
-import time
 from dataclasses import dataclass
 
-from app import owner
+from app import clock, owner
 from app.errors import ApiError, ErrorCode, invalid
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
@@ -79,13 +78,15 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     """The stored result to replay, or None when the key is free (expired keys
     are deleted). Raises IDEMPOTENCY_CONFLICT or StillRunning. Call inside the
     write transaction that will execute and store."""
-    now = time.time() if now is None else now
+    now = clock.time() if now is None else now
     row = conn.execute(
         "SELECT method, fingerprint, state, lease_expires_at, owner, http_status, response,"
         " created_at FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key)).fetchone()
     if row is None:
         return None
-    abandoned = row["state"] == "running" and not _claim_holds(row, now)
+    # Retention follows the service clock; a claim's lease the machine's, since
+    # it stands for its holder being alive (advanceClock must not expire it).
+    abandoned = row["state"] == "running" and not _claim_holds(row)
     if row["created_at"] < now - RETENTION_SECONDS or abandoned:
         conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key))
         return None
@@ -96,17 +97,17 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     return Stored(row["http_status"], row["response"])
 
 
-def _claim_holds(row: sqlite3.Row, now: float) -> bool:
+def _claim_holds(row: sqlite3.Row) -> bool:
     alive = owner.is_alive(row["owner"])
-    return alive if alive is not None else row["lease_expires_at"] >= now
+    return alive if alive is not None else row["lease_expires_at"] >= clock.machine_time()
 
 
 def claim(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str) -> None:
-    now = time.time()
     conn.execute(
         "INSERT INTO idempotency_keys (bot_id, key, method, fingerprint, state,"
         " lease_expires_at, owner, created_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
-        (bot_id, key, method, fp, now + CLAIM_LEASE_SECONDS, owner.current(), int(now)))
+        (bot_id, key, method, fp, clock.machine_time() + CLAIM_LEASE_SECONDS, owner.current(),
+         clock.now()))
 
 
 def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
@@ -120,7 +121,7 @@ def store(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str,
         " response, created_at) VALUES (?, ?, ?, ?, 'done', ?, ?, ?)"
         " ON CONFLICT (bot_id, key) DO UPDATE SET state = 'done', lease_expires_at = NULL,"
         " http_status = excluded.http_status, response = excluded.response",
-        (bot_id, key, method, fp, http_status, body, int(time.time())))
+        (bot_id, key, method, fp, http_status, body, clock.now()))
 
 
 def release(conn: sqlite3.Connection, bot_id: int, key: str) -> None:
@@ -128,18 +129,17 @@ def release(conn: sqlite3.Connection, bot_id: int, key: str) -> None:
                  (bot_id, key))
 
 
-def release_abandoned_claims(conn: sqlite3.Connection, now: float | None = None) -> int:
+def release_abandoned_claims(conn: sqlite3.Connection) -> int:
     """Release every claim whose process is gone (at the start of a process)."""
-    now = time.time() if now is None else now
     rows = conn.execute("SELECT bot_id, key, lease_expires_at, owner FROM idempotency_keys"
                         " WHERE state = 'running'").fetchall()
-    abandoned = [(row["bot_id"], row["key"]) for row in rows if not _claim_holds(row, now)]
+    abandoned = [(row["bot_id"], row["key"]) for row in rows if not _claim_holds(row)]
     for bot_id, key in abandoned:
         release(conn, bot_id, key)
     return len(abandoned)
 
 
 def delete_expired(conn: sqlite3.Connection, now: float | None = None) -> int:
-    now = time.time() if now is None else now
+    now = clock.time() if now is None else now
     return conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?",
                         (int(now - RETENTION_SECONDS),)).rowcount

@@ -1,7 +1,8 @@
 """Per-bot rate limits shared by every server process (GCRA in SQLite).
 
 The whole state of a limit is one theoretical arrival time (TAT) per bot and
-bucket, kept in ``rate_limits``; a request is allowed while the TAT is no more
+bucket, kept in ``rate_limits`` on the service clock (so ``advanceClock``
+refills the buckets); a request is allowed while the TAT is no more
 than the burst tolerance ahead of now. In-process counters would count per
 worker and multiply the limit by the number of workers.
 """
@@ -9,9 +10,9 @@ from __future__ import annotations
 
 import math
 import sqlite3
-import time
 from dataclasses import dataclass
 
+from app import clock
 from app.config import Settings
 from app.errors import RateLimited
 
@@ -75,7 +76,7 @@ def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
     """
     if not limits:
         return
-    now = time.time() if now is None else now
+    now = clock.time() if now is None else now
     tats = _stored_tats(conn, bot_id, [limit.bucket for limit in limits])
     wait = 0.0
     new_tats = []
@@ -101,6 +102,6 @@ def headroom(conn: sqlite3.Connection, bot_id: int, limit: Limit,
              now: float | None = None) -> int:
     """How many requests the limit would allow right now (for background
     senders that must leave room for a bot's interactive sends)."""
-    now = time.time() if now is None else now
+    now = clock.time() if now is None else now
     tat = max(_stored_tats(conn, bot_id, [limit.bucket]).get(limit.bucket, now), now)
     return max(0, math.floor((limit.tolerance + limit.slack - (tat - now)) / limit.interval) + 1)

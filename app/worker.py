@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from datetime import UTC, datetime
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from app import clock
 from app.db import thread_connection, transaction
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,10 @@ def periodic(name: str, seconds: float):
 
 
 def claim_periodic(conn, name: str, interval: float, now: float | None = None) -> bool:
-    """True for exactly one caller per interval, across all processes."""
-    now = time.time() if now is None else now
+    """True for exactly one caller per interval, across all processes. The
+    interval is the machine's time (how often to work); ``advanceClock`` makes
+    every periodic job due at once (``make_periodic_jobs_due``)."""
+    now = clock.machine_time() if now is None else now
     with transaction(conn):
         claimed = conn.execute(
             "INSERT INTO periodic_jobs (name, next_run_at) VALUES (?, ?)"
@@ -53,6 +55,12 @@ def claim_periodic(conn, name: str, interval: float, now: float | None = None) -
     return claimed is not None
 
 
+def make_periodic_jobs_due(conn) -> None:
+    """In the caller's transaction: the next tick of every periodic job runs
+    (the service clock moved, so expired records may be waiting)."""
+    conn.execute("UPDATE periodic_jobs SET next_run_at = 0")
+
+
 def run_job(app, name: str) -> None:
     """One pass of a job, with its own connection and an app context."""
     job = JOBS[name]
@@ -60,6 +68,7 @@ def run_job(app, name: str) -> None:
     with app.app_context():
         conn = thread_connection(settings.db_path)
         try:
+            clock.refresh(conn)  # each pass sees the clock as advanceClock left it
             job.run(conn, settings)
         finally:
             if conn.in_transaction:
@@ -148,3 +157,9 @@ def wake(name: str) -> None:
     """Ask this process's scheduler to run ``name`` now (no-op without one)."""
     if _worker is not None:
         _worker.wake(name)
+
+
+def wake_all() -> None:
+    """Run every job now in this process (after the service clock moved)."""
+    for name in JOBS:
+        wake(name)

@@ -243,6 +243,14 @@ def bench_webhook(tmp: Path, messages: int = 300, backlog: int = 400, bots: int 
           f"({total} queued)")
 
 
+@part("tools")
+def bench_tools(tmp: Path) -> None:
+    """reset, a retry brought forward by advanceClock, and the faults flag."""
+    from scripts import bench_tools as tools_part
+
+    tools_part.run(tmp)
+
+
 @part("upload")
 def bench_upload(tmp: Path, rounds: int = 3) -> None:
     """uploadFile of a photo, a 30 s 1080p video and a 3 min song beside the

@@ -16,6 +16,7 @@ from app.db import connect
 
 from contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
 
+pytest_plugins = ["pytester"]   # the testing kit's plugin is tested with it
 _names = itertools.count(1)
 
 
@@ -89,9 +90,10 @@ def db(app):
 
 @pytest.fixture
 def clock(monkeypatch):
-    """Freezes the rate limiter's clock: ``clock.now`` is what it reads;
-    ``clock.advance(seconds)`` moves it on."""
+    """Freezes the machine's clock under the service clock (rate limits,
+    dates, leases): ``clock.now`` is what it reads; ``clock.advance(seconds)``
+    moves it on."""
     state = SimpleNamespace(now=1_700_000_000.25)
     state.advance = lambda seconds: setattr(state, "now", state.now + seconds)
-    monkeypatch.setattr("app.limits.time", SimpleNamespace(time=lambda: state.now))
+    monkeypatch.setattr("app.clock.machine_clock", lambda: state.now)
     return state

@@ -15,11 +15,12 @@ class Operator:
     def __init__(self, client):
         self.client = client
 
-    def call(self, method: str, **params):
+    # Positional-only: injectFault has a parameter named ``method``.
+    def call(self, method: str, /, **params):
         return self.client.post(f"/manage/v1/{method}", json=params,
                                 headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
 
-    def __call__(self, method: str, **params):
+    def __call__(self, method: str, /, **params):
         response = self.call(method, **params)
         assert response.status_code == 200, response.get_json()
         return response.get_json()["result"]

@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import requests
+
+from app.testkit.server import free_port, stop_process_group
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = str(REPO)
@@ -30,12 +31,6 @@ ADMIN_TOKEN = "server-process-admin-token"
 NO_RATE_LIMITS_ENV = {"BOTSVC_RATE_API_PER_SEC": "0", "BOTSVC_RATE_SENDS_PER_SEC": "0",
                       "BOTSVC_RATE_UPLOADS_PER_MIN": "0", "BOTSVC_RATE_BROADCASTS_PER_MIN": "0"}
 START_TIMEOUT_SECONDS = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class ServerProcess:
@@ -105,20 +100,9 @@ class ServerProcess:
 
     def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
         """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, sig)
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        # Workers may outlive the master for a moment; SIGKILL reaches them all.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process = None
+        if self.process is not None:
+            stop_process_group(self.process, sig, timeout)
+            self.process = None
 
     def operator(self, method: str, **params):
         """Call /manage/v1 and return the result (asserting success)."""

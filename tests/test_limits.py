@@ -21,6 +21,10 @@ def conn(tmp_path):
     path = str(tmp_path / "limits.sqlite3")
     migrate(path)
     connection = connect(path)
+    # Rate state belongs to an existing bot (a trigger refuses any other).
+    connection.executemany("INSERT INTO bots (id, username, display_name, token_hash,"
+                           " created_at) VALUES (?, ?, ?, x'', 0)",
+                           [(1, "one_bot", "one_bot"), (2, "two_bot", "two_bot")])
     yield connection
     connection.close()
 

@@ -35,7 +35,7 @@ from app.auth import Bot
 from app.config import Settings
 from app.db import transaction
 from app.domain import broadcasts
-from app.domain.bots import require_bot
+from app.domain.bots import find_bot
 from app.domain.chats import check_active
 from app.errors import ApiError, ErrorCode, RateLimited, invalid
 from app.validation import translate_error
@@ -186,7 +186,10 @@ def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlit
                   send_limit: limits.Limit | None) -> int:
     """Deliver up to BATCH_SIZE recipients of one broadcast in one transaction;
     returns how many reached a final state."""
-    bot = Bot.from_row(require_bot(conn, broadcast["bot_id"]))
+    row = find_bot(conn, broadcast["bot_id"])
+    if row is None:
+        return 0  # removed by reset since the broadcast was listed
+    bot = Bot.from_row(row)
     send = make_sender(conn, settings, bot, broadcast["method"],
                        json.loads(broadcast["payload"]))
     with transaction(conn):

@@ -6,6 +6,7 @@ consumes its rate and is stored under its Idempotency-Key.
 """
 from __future__ import annotations
 
+import sqlite3
 import time
 
 from flask import Blueprint, Response, current_app, request
@@ -13,9 +14,11 @@ from flask import Blueprint, Response, current_app, request
 from app import idempotency as idem
 from app import limits
 from app.api.registry import METHODS, ApiMethod, Call
-from app.auth import authenticate_bot, bearer_token, bot_disabled
+from app.auth import authenticate_bot, bearer_token, bot_disabled, unauthorized
 from app.body import RequestBody, coerce_form_values, parse_body
 from app.db import get_db, transaction
+from app.domain import faults
+from app.domain.bots import find_bot
 from app.envelope import REPLAY_HEADER, dumps, error_response, json_response, ok_body
 from app.errors import ApiError, ErrorCode, invalid
 from app.validation import load
@@ -34,6 +37,8 @@ def call_method(name: str) -> Response:
     settings = current_app.config["SETTINGS"]
     conn = get_db()
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
+    if bot.has_faults:
+        faults.intercept(conn, bot.id, name)   # DECISIONS §9: right after the token
     if bot.disabled:
         raise bot_disabled()
     body = parse_body(request, settings.upload_max_bytes)
@@ -52,7 +57,13 @@ def call_method(name: str) -> Response:
     run = Run(call, method, validated, key,
               idem.fingerprint(name, body.fingerprint_source()) if key else None,
               [in_force[b] for b in buckets if b in in_force])
-    return run.claimed() if method.prepare else run.single()
+    try:
+        return run.claimed() if method.prepare else run.single()
+    except sqlite3.IntegrityError:
+        if find_bot(conn, bot.id) is not None:
+            raise
+        # ``reset`` removed the bot while its call ran: its token is no more.
+        raise unauthorized() from None
 
 
 def _validate(method: ApiMethod, body: RequestBody) -> dict | ApiError:

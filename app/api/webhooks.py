@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from marshmallow import ValidationError
 
+from app import clock
 from app.api.registry import Call, api_method
 from app.api.updates import polling_guards
-from app.db import after_commit, now
+from app.db import after_commit
 from app.domain import webhooks
 from app.errors import ApiError, ErrorCode
 from app.validation import Bool, Str, StrictSchema
@@ -46,7 +47,7 @@ def set_webhook(call: Call) -> bool:
     # and resolves it again (its normalized form is what is contacted).
     webhooks.set_webhook(call.conn, call.bot.id, call.params["url"],
                          call.params["secret_token"], call.params["drop_pending_updates"],
-                         now())
+                         clock.now())
     after_commit(call.conn, delivery.wake_deliverer)   # updates may be waiting
     return True
 
@@ -59,7 +60,7 @@ def delete_webhook(call: Call) -> bool:
 
 @api_method("getWebhookInfo")
 def get_webhook_info(call: Call) -> dict:
-    return webhooks.webhook_info(call.conn, call.bot.id, delivery.clock())
+    return webhooks.webhook_info(call.conn, call.bot.id, clock.time())
 
 
 def refuse_polling_while_webhook_set(conn, bot_id: int) -> None:

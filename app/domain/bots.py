@@ -4,7 +4,8 @@ from __future__ import annotations
 import sqlite3
 
 from app.auth import hash_token, new_token
-from app.db import now, transaction
+from app.clock import now
+from app.db import transaction
 from app.errors import invalid
 
 
@@ -13,8 +14,12 @@ def render_bot(row: sqlite3.Row) -> dict:
             "display_name": row["display_name"], "description": row["description"]}
 
 
+def find_bot(conn: sqlite3.Connection, bot_id: int) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM bots WHERE id = ?", (bot_id,)).fetchone()
+
+
 def require_bot(conn: sqlite3.Connection, bot_id: int, field: str = "bot_id") -> sqlite3.Row:
-    row = conn.execute("SELECT * FROM bots WHERE id = ?", (bot_id,)).fetchone()
+    row = find_bot(conn, bot_id)
     if row is None:
         raise invalid(field, f"No bot with id {bot_id}")
     return row

@@ -17,7 +17,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from app.db import now
+from app.clock import now
 from app.domain.bots import is_platform_disabled
 from app.envelope import dumps
 from app.errors import ApiError, ErrorCode

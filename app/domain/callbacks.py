@@ -10,7 +10,7 @@ import json
 import secrets
 import sqlite3
 
-from app.db import now
+from app.clock import now
 from app.domain import keyboards, messages
 from app.domain.updates import enqueue_update
 from app.errors import invalid

@@ -9,7 +9,8 @@ import re
 import secrets
 import sqlite3
 
-from app.db import now, transaction
+from app.clock import now
+from app.db import transaction
 from app.domain import callbacks, messages
 from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.db import now
+from app.clock import now
 from app.domain import messages
 from app.domain.chats import require_active_chat, require_chat
 from app.envelope import dumps

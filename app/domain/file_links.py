@@ -5,15 +5,17 @@ valid one hour.
 HMAC-SHA256 under the server's secret key over the file id, the owning bot's
 id and exp. The bot id is not in the URL: the download route takes it from the
 file's row, so a link stays bound to the bot that owned the file when it was
-signed. Verification compares in constant time.
+signed. Verification compares in constant time. ``exp`` is on the service
+clock, so ``advanceClock 3601`` expires a link.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
 import re
-import time
 from urllib.parse import urlencode
+
+from app import clock
 
 LINK_VALIDITY_SECONDS = 3600
 ROUTE = "/download.php"
@@ -29,7 +31,7 @@ def signature(secret_key: bytes, file_id: str, bot_id: int, exp: int) -> str:
 def signed_url(base_url: str, secret_key: bytes, file_id: str, bot_id: int,
                at: float | None = None) -> tuple[str, int]:
     """The download URL and its expiry (Unix seconds)."""
-    exp = int(time.time() if at is None else at) + LINK_VALIDITY_SECONDS
+    exp = int(clock.time() if at is None else at) + LINK_VALIDITY_SECONDS
     query = urlencode({"id": file_id, "exp": exp,
                        "sig": signature(secret_key, file_id, bot_id, exp)})
     return f"{base_url}{ROUTE}?{query}", exp

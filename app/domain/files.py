@@ -16,11 +16,9 @@ import re
 import secrets
 import shutil
 import sqlite3
-import time
 from dataclasses import dataclass
 
-from app import owner
-from app.db import now
+from app import clock, owner
 from app.errors import ApiError, invalid, media_rejected
 from app.media import MediaConfig, ProcessedFile, process_upload
 
@@ -96,6 +94,12 @@ def discarded_on_error(stored: StoredUpload | None):
         raise
 
 
+def remove_stored(data_dir: str, storage_names: list[str]) -> None:
+    """Remove stored bytes whose rows are gone (after the deleting commit)."""
+    for name in storage_names:
+        _unlink(storage_path(data_dir, name))
+
+
 def _unlink(path: str) -> None:
     try:
         os.unlink(path)
@@ -139,7 +143,7 @@ def record_file(conn: sqlite3.Connection, bot_id: int, stored: StoredUpload, quo
         " metadata, storage_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " RETURNING *",
         (secrets.token_hex(24), bot_id, p.kind, p.mime_type, p.file_name, p.file_size,
-         p.sha256, json.dumps(p.metadata, sort_keys=True), stored.storage_name, now())
+         p.sha256, json.dumps(p.metadata, sort_keys=True), stored.storage_name, clock.now())
     ).fetchone()
 
 
@@ -213,7 +217,7 @@ def sweep_leftovers(conn: sqlite3.Connection, data_dir: str, work_dir: str,
     """Remove stored bytes that no row references, and quarantine and work
     files a crashed process left behind (at once when the process that made
     them is known to be dead). Returns how many entries went."""
-    at = time.time() if at is None else at
+    at = clock.machine_time() if at is None else at  # file mtimes are the machine's
     removed = 0
     directory = files_dir(data_dir)
     names = [n for n in _listdir(directory) if STORAGE_NAME.match(n)

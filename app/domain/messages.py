@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.db import now
+from app.clock import now
 from app.domain.keyboards import stored_keyboard
 from app.envelope import dumps
 from app.errors import ApiError, ErrorCode

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.db import after_commit, now
+from app.clock import now
+from app.db import after_commit
 from app.envelope import dumps
 
 RETENTION_SECONDS = 24 * 3600
@@ -40,9 +41,12 @@ def acknowledge(conn: sqlite3.Connection, bot_id: int, offset: int) -> None:
 
 
 def pending_updates(conn: sqlite3.Connection, bot_id: int, offset: int, limit: int) -> list[dict]:
+    """Unacknowledged updates younger than 24 hours of service time: an
+    expired one is gone at once, even before the clean-up job deletes it."""
     rows = conn.execute(
         "SELECT update_id, payload FROM updates WHERE bot_id = ? AND update_id >= ?"
-        " ORDER BY update_id LIMIT ?", (bot_id, offset, limit))
+        " AND created_at >= ? ORDER BY update_id LIMIT ?",
+        (bot_id, offset, now() - RETENTION_SECONDS, limit))
     return [render_update(row) for row in rows]
 
 

@@ -23,8 +23,10 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app import clock
 from app.db import transaction
-from app.domain import updates
+from app.domain import updates, webhook_deliveries
+from app.domain.webhook_deliveries import Attempt
 
 FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 600.0
@@ -114,10 +116,12 @@ def _retention_cutoff(now: float) -> int:
 
 # Due: in webhook mode, out of backoff, not leased, something to deliver. A
 # disabled bot or platform gets nothing delivered, as it could poll nothing;
-# its updates wait (up to 24 hours) until it is enabled again.
+# its updates wait (up to 24 hours) until it is enabled again. The backoff
+# follows the service clock (advanceClock makes a retry due); a lease the
+# machine's, since it stands for its holder being alive.
 _DUE = (
     " w.url IS NOT NULL AND w.next_attempt_at <= :now"
-    " AND (w.lease_expires_at IS NULL OR w.lease_expires_at <= :now)"
+    " AND (w.lease_expires_at IS NULL OR w.lease_expires_at <= :machine_now)"
     " AND EXISTS (SELECT 1 FROM updates u WHERE u.bot_id = w.bot_id"
     " AND u.created_at >= :cutoff)"
     " AND NOT EXISTS (SELECT 1 FROM bots b WHERE b.id = w.bot_id AND b.disabled)"
@@ -128,15 +132,18 @@ _DUE = (
 def any_due(conn: sqlite3.Connection, now: float) -> bool:
     """A read without the write lock: most ticks find nothing to do."""
     return conn.execute(f"SELECT 1 FROM webhooks w WHERE {_DUE} LIMIT 1",
-                        {"now": now, "cutoff": _retention_cutoff(now)}).fetchone() is not None
+                        {"now": now, "cutoff": _retention_cutoff(now),
+                         "machine_now": clock.machine_time()}).fetchone() is not None
 
 
 def claim_due(conn: sqlite3.Connection, now: float, limit: int, lease_seconds: float,
               bot_id: int | None = None) -> list[Claim]:
     """Lease the heads of up to ``limit`` bots whose delivery is due (longest
     waiting first), or only ``bot_id``'s head. Atomic across processes."""
+    machine_now = clock.machine_time()
     params = {"now": now, "cutoff": _retention_cutoff(now), "limit": limit,
-              "token": secrets.token_hex(16), "expires": now + lease_seconds, "bot": bot_id}
+              "token": secrets.token_hex(16), "machine_now": machine_now,
+              "expires": machine_now + lease_seconds, "bot": bot_id}
     only_bot = " AND w.bot_id = :bot" if bot_id is not None else ""
     with transaction(conn):
         leased = conn.execute(
@@ -160,11 +167,16 @@ def claim_due(conn: sqlite3.Connection, now: float, limit: int, lease_seconds: f
 
 def record_attempt(conn: sqlite3.Connection, claim: Claim, delivered: bool, error: str | None,
                    now: float, lease_seconds: float,
-                   rand: Callable[[], float] = random.random) -> Claim | None:
-    """Record one attempt's outcome and release the lease. After a success the
+                   rand: Callable[[], float] = random.random,
+                   attempt: Attempt | None = None) -> Claim | None:
+    """Record one attempt's outcome (in the delivery record too, when
+    ``attempt`` says what it took) and release the lease. After a success the
     same transaction claims the bot's next update, which it returns (None when
     there is none, or when the claim was lost to expiry or a new configuration)."""
     with transaction(conn):
+        if attempt is not None:
+            webhook_deliveries.record(conn, claim.bot_id, claim.update_id, attempt,
+                                      None if delivered else error or "delivery failed")
         if delivered:
             # Delivered is delivered, whoever holds the lease now: the
             # receiver has the update, so it leaves the queue.

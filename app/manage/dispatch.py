@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema
 
+from app import clock
 from app.auth import bearer_token, check_admin_token
 from app.body import coerce_form_values, parse_body
 from app.db import get_db
@@ -23,14 +24,16 @@ bp = Blueprint("manage", __name__, url_prefix="/manage/v1")
 class OperatorMethod:
     handler: Callable
     schema: Schema | None
+    # Exists only with BOTSVC_TEST_TOOLS=1 (DECISIONS §9); otherwise unknown.
+    test_tool: bool = False
 
 
 OPERATOR_METHODS: dict[str, OperatorMethod] = {}
 
 
-def operator_method(name: str, schema: Schema | None = None):
+def operator_method(name: str, schema: Schema | None = None, *, test_tool: bool = False):
     def register(handler):
-        OPERATOR_METHODS[name] = OperatorMethod(handler, schema)
+        OPERATOR_METHODS[name] = OperatorMethod(handler, schema, test_tool)
         return handler
     return register
 
@@ -40,6 +43,8 @@ def operator_method(name: str, schema: Schema | None = None):
 def call_operator_method(name: str) -> Response:
     settings = current_app.config["SETTINGS"]
     method = OPERATOR_METHODS.get(name)
+    if method is not None and method.test_tool and not settings.test_tools:
+        method = None
     if settings.admin_token is None or method is None:
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, "Not found")
     if request.method != "POST":
@@ -59,4 +64,6 @@ def call_operator_method(name: str) -> Response:
     elif params:
         name = sorted(params)[0]
         raise invalid(name, f"Unknown parameter: {name}")
-    return json_response(200, ok_body(method.handler(get_db(), params)))
+    conn = get_db()
+    clock.refresh(conn)  # users' messages and the like carry the service's dates
+    return json_response(200, ok_body(method.handler(conn, params)))

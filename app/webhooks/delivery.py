@@ -11,7 +11,11 @@ claims the bot's next update, so a busy bot's queue drains back to back. A
 receiver that hangs holds one slot for at most the 10 s deadline and delays no
 other bot.
 
-Tests substitute ``resolver`` (DNS), ``clock`` (time) and ``ATTEMPT_TIMEOUT``.
+Each attempt is also recorded for getWebhookDeliveries (when it started on
+the service clock, how long it took, the status or error).
+
+Tests substitute ``resolver`` (DNS) and ``ATTEMPT_TIMEOUT``; time is the
+service clock (``app.clock``), which they move through ``clock.machine_clock``.
 """
 from __future__ import annotations
 
@@ -22,9 +26,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from app import clock
 from app.config import Settings
 from app.db import thread_connection
 from app.domain import updates, webhooks
+from app.domain.webhook_deliveries import Attempt
 from app.domain.webhooks import Claim
 from app.webhooks import transport
 from app.webhooks.addresses import default_resolver
@@ -41,7 +47,6 @@ LEASE_SECONDS = 60.0
 ATTEMPT_TIMEOUT = transport.DEFAULT_TIMEOUT
 
 resolver = default_resolver
-clock = time.time
 
 
 @functools.lru_cache(maxsize=4)
@@ -69,7 +74,7 @@ class Deliverer:
             free = self.slots - self._busy
         if free <= 0:
             return 0   # a finishing delivery wakes the job again
-        now = clock()
+        now = clock.time()
         if not webhooks.any_due(conn, now):
             return 0
         claims = webhooks.claim_due(conn, now, free, LEASE_SECONDS)
@@ -102,6 +107,7 @@ class Deliverer:
             wake(JOB)   # a slot is free; other bots' heads may be waiting for one
 
     def _attempt(self, conn, claim: Claim) -> Claim | None:
+        started_at, started = clock.now(), time.monotonic()
         result = transport.deliver(
             claim.url, claim.body, claim.secret_token,
             allow_private=self.settings.webhook_allow_private, resolve=resolver,
@@ -112,8 +118,9 @@ class Deliverer:
             # secret_token is logged; the error names the host at most.
             log.info("webhook delivery of update %d to bot %d failed: %s",
                      claim.update_id, claim.bot_id, result.error)
-        return webhooks.record_attempt(conn, claim, result.ok, result.error, clock(),
-                                       LEASE_SECONDS)
+        attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status)
+        return webhooks.record_attempt(conn, claim, result.ok, result.error, clock.time(),
+                                       LEASE_SECONDS, attempt=attempt)
 
 
 _deliverers: dict[Settings, Deliverer] = {}

@@ -121,7 +121,8 @@ def answer_fixture():
 # -- the delivery worker over a real app -------------------------------------
 
 class FakeClock:
-    """delivery.clock, moved by hand: retries become due when the test says."""
+    """The machine's clock under the service clock, moved by hand: retries
+    become due (and leases expire) when the test says."""
 
     def __init__(self, start: float):
         self.now = start
@@ -136,7 +137,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock(time.time())
-    monkeypatch.setattr(delivery, "clock", fake)
+    monkeypatch.setattr("app.clock.machine_clock", fake)
     return fake
 
 

@@ -1,0 +1,95 @@
+"""The service clock (DECISIONS §9): the one source of every time the service
+shows or keeps.
+
+Service time is the machine's wall clock plus an offset of whole seconds that
+``advanceClock`` moves forward and ``reset`` puts back to 0. The offset lives
+in SQLite (``platform.clock_offset``), so every worker process and every
+restart sees the same clock. Reading it must cost nothing per request, so each
+process keeps a copy that is refreshed by queries it makes anyway:
+
+- ``authenticate_bot`` reads the platform row on every /v2 request and passes
+  the offset to ``remember_offset``;
+- every background job pass starts with ``refresh`` (``app.worker.run_job``),
+  which bounds a process's staleness by its fastest tick (0.5 s);
+- the operator API, the signed download route and the CLI ``refresh`` too;
+- the process serving ``advanceClock`` remembers its new offset at once.
+
+What follows the service clock: message, update, chat, callback, file, bot,
+user and broadcast times, the 24-hour retention of updates, idempotency keys
+and webhook delivery records, rate-limit windows, the webhook retry schedule
+and its last_error_at/last_success_at, signed download URL expiry.
+
+What does not (``machine_time``): leases, whose point is the holder's
+liveness (a jump of the service clock must not make a delivery or an upload
+in flight look abandoned), the intervals of periodic jobs, and the age of
+leftover files on disk (their mtimes are the machine's). Durations inside one
+process use ``time.monotonic``.
+"""
+from __future__ import annotations
+
+import sqlite3
+import time as _time
+
+from app.db import after_commit
+
+MAX_ADVANCE_SECONDS = 365 * 24 * 3600
+
+# The machine's wall clock. Tests substitute it to freeze or move time for the
+# whole service (service time and leases alike).
+machine_clock = _time.time
+
+# This process's copy of platform.clock_offset.
+_offset = 0
+
+
+def machine_time() -> float:
+    """The machine's wall clock, for leases and file ages (not service time)."""
+    return machine_clock()
+
+
+def time() -> float:
+    """Service time in Unix seconds (float, for rate windows and schedules)."""
+    return machine_clock() + _offset
+
+
+def now() -> int:
+    """Service time in whole Unix seconds: every date the service shows."""
+    return int(time())
+
+
+def offset() -> int:
+    """This process's current idea of the offset (as last refreshed)."""
+    return _offset
+
+
+def remember_offset(value: int) -> None:
+    """Take the offset just read from the platform row."""
+    global _offset
+    _offset = int(value)
+
+
+def refresh(conn: sqlite3.Connection) -> int:
+    """Read the shared offset (one primary-key read) and remember it."""
+    remember_offset(conn.execute("SELECT clock_offset FROM platform WHERE id = 1").fetchone()[0])
+    return _offset
+
+
+def reading() -> dict:
+    """``{now, offset}`` as getClock and advanceClock answer."""
+    return {"now": now(), "offset": _offset}
+
+
+def advance(conn: sqlite3.Connection, seconds: int) -> int:
+    """Move the shared clock ahead by ``seconds``, in the caller's write
+    transaction; remembered here once the transaction commits."""
+    value = conn.execute("UPDATE platform SET clock_offset = clock_offset + ? WHERE id = 1"
+                         " RETURNING clock_offset", (seconds,)).fetchone()[0]
+    after_commit(conn, lambda: remember_offset(value))
+    return value
+
+
+def set_offset(conn: sqlite3.Connection, value: int) -> None:
+    """Set the shared offset (``reset`` puts it back to 0), in the caller's
+    write transaction; remembered here once it commits."""
+    conn.execute("UPDATE platform SET clock_offset = ? WHERE id = 1", (value,))
+    after_commit(conn, lambda: remember_offset(value))

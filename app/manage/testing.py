@@ -1,0 +1,85 @@
+"""The testing tools (DECISIONS §9) as operator methods. getClock and
+getWebhookDeliveries are always there; the rest exist only with
+BOTSVC_TEST_TOOLS=1 (``test_tool=True``), since they would wreck a real
+installation."""
+from __future__ import annotations
+
+from flask import current_app
+from marshmallow import ValidationError, validate
+
+from app import clock
+from app.api.registry import METHODS
+from app.db import after_commit, transaction
+from app.domain import faults, installation, webhook_deliveries
+from app.domain.bots import require_bot
+from app.manage.dispatch import operator_method
+from app.manage.methods import BotIdSchema
+from app.pagination import CursorField, LimitField
+from app.validation import Int, Str, StrictSchema
+from app.worker import make_periodic_jobs_due, wake_all
+
+
+class AdvanceClockSchema(StrictSchema):
+    seconds = Int(min=1, max=clock.MAX_ADVANCE_SECONDS, required=True)
+
+
+def _api_method_name(value: str) -> str:
+    if value not in METHODS:
+        raise ValidationError("must be the name of a /v2 method")
+    return value
+
+
+class InjectFaultSchema(BotIdSchema):
+    method = Str(required=True, validate=[_api_method_name])
+    error_code = Str(validate=[validate.OneOf(
+        [code.value for code in faults.INJECTABLE_CODES],
+        error="must be one of " + ", ".join(code.value for code in faults.INJECTABLE_CODES))])
+    delay_ms = Int(min=0, max=faults.MAX_DELAY_MS, load_default=0)
+    count = Int(min=1, max=faults.MAX_COUNT, load_default=1)
+
+
+class WebhookDeliveriesSchema(BotIdSchema):
+    limit = LimitField()
+    cursor = CursorField()
+
+
+@operator_method("getClock")
+def get_clock(conn, p):
+    return clock.reading()
+
+
+@operator_method("advanceClock", AdvanceClockSchema(), test_tool=True)
+def advance_clock(conn, p):
+    with transaction(conn):
+        clock.advance(conn, p["seconds"])
+        make_periodic_jobs_due(conn)
+        # Retries, expiries and clean-ups that just became due run now here;
+        # the other processes see the new offset at their next tick (<= 1 s).
+        after_commit(conn, wake_all)
+    return clock.reading()
+
+
+@operator_method("injectFault", InjectFaultSchema(), test_tool=True)
+def inject_fault(conn, p):
+    faults.inject(conn, p["bot_id"], p["method"], p.get("error_code"), p["delay_ms"],
+                  p["count"])
+    return True
+
+
+@operator_method("clearFaults", BotIdSchema(), test_tool=True)
+def clear_faults(conn, p):
+    faults.clear(conn, p["bot_id"])
+    return True
+
+
+@operator_method("reset", test_tool=True)
+def reset(conn, p):
+    installation.reset_installation(conn, current_app.config["SETTINGS"].data_dir)
+    return True
+
+
+@operator_method("getWebhookDeliveries", WebhookDeliveriesSchema())
+def get_webhook_deliveries(conn, p):
+    require_bot(conn, p["bot_id"])
+    return webhook_deliveries.deliveries_page(conn, p["bot_id"], p["limit"], p.get("cursor"),
+                                              clock.time())

@@ -1,0 +1,148 @@
+"""What the plugin's fixtures hand a test: the installation (``Botsvc``), a
+bot under test (``TestBot``) and simulated users (``SimulatedUser``)."""
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.testkit.client import BotApi, Clock, OperatorClient
+
+DEFAULT_WAIT_SECONDS = 10.0
+_names = itertools.count(1)
+
+
+class TestBot:
+    """A bot created for one test: give ``token`` and ``base_url`` to the bot
+    under test; ``api`` is this test's own handle on its /v2 API."""
+
+    __test__ = False   # not a test class, whatever pytest thinks of its name
+
+    def __init__(self, bot: dict[str, Any], token: str, base_url: str):
+        self.bot = bot
+        self.id: int = bot["id"]
+        self.username: str = bot["username"]
+        self.token = token
+        self.base_url = base_url          # the service; methods are {base_url}/v2/<method>
+        self.api = BotApi(base_url, token)
+
+    def __repr__(self) -> str:
+        return f"TestBot(id={self.id}, username={self.username!r})"
+
+
+class SimulatedUser:
+    """A messenger user talking to one bot through the operator API."""
+
+    def __init__(self, operator: OperatorClient, bot: TestBot, user_id: int):
+        self.operator, self.bot, self.user_id = operator, bot, user_id
+        self._seen = 0   # the last bot message_id wait_for_message returned
+
+    def start(self, start_parameter: str | None = None) -> str:
+        """Press Start; returns the chat_id (as the bot will see it)."""
+        return self.operator.user_start(self.user_id, self.bot.id, start_parameter)["chat_id"]
+
+    def stop(self) -> None:
+        self.operator.user_stop(self.user_id, self.bot.id)
+
+    def block(self) -> None:
+        self.operator.user_block(self.user_id, self.bot.id)
+
+    def say(self, text: str, reply_to_message_id: int | None = None) -> dict[str, Any]:
+        """Send a text message to the bot; returns the Message."""
+        return self.operator.user_send_message(self.user_id, self.bot.id, text,
+                                               reply_to_message_id)
+
+    def click(self, message: dict[str, Any] | int, callback_data: str) -> str:
+        """Click the callback button with ``callback_data`` on one of the
+        bot's messages (a Message or its message_id); returns the query id."""
+        message_id = message if isinstance(message, int) else message["message_id"]
+        return self.operator.user_click_button(self.user_id, self.bot.id, message_id,
+                                               callback_data)
+
+    def send_file(self, path: str | os.PathLike, caption: str | None = None,
+                  type: str | None = None) -> dict[str, Any]:
+        """Send a photo, video, audio or document (scanned and converted as
+        an upload is); returns the Message."""
+        return self.operator.user_send_media(self.user_id, self.bot.id, path, caption, type)
+
+    def chat(self) -> dict[str, Any]:
+        """The chat as the user sees it now: ``{chat_id, status, messages,
+        callback_answers}``, edits and deletions applied."""
+        return self.operator.user_get_chat(self.user_id, self.bot.id)
+
+    def messages_from_bot(self) -> list[dict[str, Any]]:
+        return [m for m in self.chat()["messages"] if m["from_bot"]]
+
+    def wait_for_message(self, match: str | Callable[[dict], bool] | None = None, *,
+                         timeout: float = DEFAULT_WAIT_SECONDS) -> dict[str, Any]:
+        """The next message the bot sends this user (after the last one this
+        method returned) whose text or caption equals ``match``, or for which
+        ``match(message)`` is true; AssertionError after ``timeout`` seconds."""
+        def wanted(message: dict) -> bool:
+            if match is None:
+                return True
+            if callable(match):
+                return bool(match(message))
+            return match in (message.get("text"), message.get("caption"))
+
+        deadline = time.monotonic() + timeout
+        while True:
+            fresh = [m for m in self.messages_from_bot() if m["message_id"] > self._seen]
+            for message in fresh:
+                if wanted(message):
+                    self._seen = message["message_id"]
+                    return message
+            if time.monotonic() >= deadline:
+                got = [m.get("text", m.get("caption", m["type"])) for m in fresh]
+                raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
+                                     f" (new messages: {got!r})")
+            time.sleep(0.05)
+
+
+class Botsvc:
+    """The installation under test: bots, users and the testing tools."""
+
+    def __init__(self, base_url: str, admin_token: str):
+        self.base_url = base_url
+        self.admin_token = admin_token
+        self.operator = OperatorClient(base_url, admin_token)
+
+    def new_bot(self, username: str | None = None, display_name: str | None = None) -> TestBot:
+        username = username or f"t{next(_names)}_{secrets.token_hex(4)}_bot"
+        created = self.operator.create_bot(username, display_name)
+        return TestBot(created.bot, created.token, self.base_url)
+
+    def new_user(self, bot: TestBot, display_name: str | None = None) -> SimulatedUser:
+        return SimulatedUser(self.operator, bot, self.operator.create_user(display_name))
+
+    def clock(self) -> Clock:
+        return self.operator.get_clock()
+
+    def advance_clock(self, seconds: int) -> Clock:
+        """Move the service's clock ahead: retries, expiries and clean-ups
+        that became due run at once."""
+        return self.operator.advance_clock(seconds)
+
+    def inject_fault(self, bot: TestBot | int, method: str, error_code: str | None = None,
+                     delay_ms: int | None = None, count: int | None = None) -> None:
+        """The bot's next ``count`` calls of ``method`` are held ``delay_ms``
+        and then answered with ``error_code`` (or executed normally)."""
+        self.operator.inject_fault(_bot_id(bot), method, error_code, delay_ms, count)
+
+    def clear_faults(self, bot: TestBot | int) -> None:
+        self.operator.clear_faults(_bot_id(bot))
+
+    def webhook_deliveries(self, bot: TestBot | int) -> list[dict[str, Any]]:
+        """Every webhook delivery attempt to the bot, newest first."""
+        return list(self.operator.webhook_deliveries(_bot_id(bot)))
+
+    def reset(self) -> None:
+        """The installation empty again (bots, users, files, the clock...)."""
+        self.operator.reset()
+
+
+def _bot_id(bot: TestBot | int) -> int:
+    return bot if isinstance(bot, int) else bot.id

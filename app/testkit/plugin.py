@@ -1,0 +1,101 @@
+"""The pytest plugin (entry point ``pytest11: botsvc``): a real botsvc for
+your bot's tests.
+
+Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
+
+- ``botsvc_server`` (session): the installation. Started on first use from
+  this package (a temporary data dir, a free port, 2 workers, the testing
+  tools on, webhooks allowed to reach local receivers), or, when
+  ``BOTSVC_URL`` and ``BOTSVC_ADMIN_TOKEN`` are set, that running server
+  (which must have BOTSVC_TEST_TOOLS=1 for the tools).
+- ``botsvc``: a ``Botsvc`` for the test: ``new_bot()``, ``new_user(bot)``,
+  ``advance_clock()``, ``inject_fault()``, ``clear_faults()``,
+  ``webhook_deliveries()``, ``reset()``, ``operator`` (the typed client).
+- ``botsvc_operator``: the operator API client.
+- ``botsvc_bot``: a fresh bot (``token``, ``base_url`` for the bot under test).
+- ``botsvc_user``: a simulated user of ``botsvc_bot`` (``start()``, ``say()``,
+  ``click()``, ``send_file()``, ``chat()``, ``wait_for_message()``).
+- ``botsvc_reset``: the installation is reset before the test; the marker
+  ``@pytest.mark.botsvc_reset`` asks for it too.
+
+Loading the plugin costs nothing: no server starts unless a fixture asks.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
+    from app.testkit.client import OperatorClient
+    from app.testkit.harness import Botsvc, SimulatedUser, TestBot
+
+MARKER = "botsvc_reset"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}: reset the botsvc installation before the test")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker(MARKER) is not None:
+            fixturenames = getattr(item, "fixturenames", None)
+            if fixturenames is not None and MARKER not in fixturenames:
+                fixturenames.insert(0, MARKER)   # before any fixture makes a bot
+
+
+@pytest.fixture(scope="session")
+def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
+    """The session's installation: ``Botsvc`` for a server started here, or
+    for the one BOTSVC_URL and BOTSVC_ADMIN_TOKEN name."""
+    from app.testkit.harness import Botsvc
+
+    url, token = os.environ.get("BOTSVC_URL"), os.environ.get("BOTSVC_ADMIN_TOKEN")
+    if url:
+        if not token:
+            raise pytest.UsageError("BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not")
+        yield Botsvc(url.rstrip("/"), token)
+        return
+    from app.testkit.server import LocalServer  # only when a server is wanted
+
+    server = LocalServer(tmp_path_factory.mktemp("botsvc"))
+    server.start()
+    try:
+        yield Botsvc(server.base_url, server.admin_token)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def botsvc(botsvc_server: Botsvc) -> Botsvc:
+    """The installation: new_bot(), new_user(bot), advance_clock(),
+    inject_fault(), clear_faults(), webhook_deliveries(), reset(), operator."""
+    return botsvc_server
+
+
+@pytest.fixture
+def botsvc_operator(botsvc: Botsvc) -> OperatorClient:
+    """The operator API's typed client (bots, simulated users, testing tools)."""
+    return botsvc.operator
+
+
+@pytest.fixture
+def botsvc_reset(botsvc: Botsvc) -> None:
+    """The installation empty again before the test (also: the marker)."""
+    botsvc.reset()
+
+
+@pytest.fixture
+def botsvc_bot(botsvc: Botsvc) -> TestBot:
+    """A new bot: ``token`` and ``base_url`` for the bot under test, ``api``
+    for the test itself."""
+    return botsvc.new_bot()
+
+
+@pytest.fixture
+def botsvc_user(botsvc: Botsvc, botsvc_bot: TestBot) -> SimulatedUser:
+    """A simulated user of ``botsvc_bot`` (who has not pressed Start yet)."""
+    return botsvc.new_user(botsvc_bot)

@@ -1,0 +1,31 @@
+"""The echo bot against a real botsvc, through the botsvc pytest plugin."""
+import threading
+
+import pytest
+from echo_bot import EchoBot
+
+
+@pytest.fixture
+def echo_bot(botsvc_bot):
+    bot = EchoBot(botsvc_bot.base_url, botsvc_bot.token)
+    stop = threading.Event()
+    thread = threading.Thread(target=bot.run, args=(stop,), daemon=True)
+    thread.start()
+    yield bot
+    stop.set()
+    thread.join(timeout=30)
+
+
+def test_it_echoes_what_the_user_says(echo_bot, botsvc_user):
+    botsvc_user.start()
+    botsvc_user.say("hello, bot")
+    assert botsvc_user.wait_for_message()["text"] == "hello, bot"
+
+
+def test_it_rides_out_rate_limits_and_server_errors(botsvc, botsvc_bot, botsvc_user, echo_bot):
+    botsvc.inject_fault(botsvc_bot, "getUpdates", error_code="INTERNAL_ERROR", count=2)
+    botsvc.inject_fault(botsvc_bot, "sendMessage", error_code="RATE_LIMITED", count=1)
+    botsvc_user.start()
+    botsvc_user.say("still there?")
+    assert botsvc_user.wait_for_message()["text"] == "still there?"
+    assert [m["text"] for m in botsvc_user.messages_from_bot()] == ["still there?"]

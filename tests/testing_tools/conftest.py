@@ -1,0 +1,36 @@
+"""The testing tools (DECISIONS §9) switched on, as BOTSVC_TEST_TOOLS=1 does."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from app.media import build_test_signature_db
+
+from contract import BotClient, Operator
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app(test_tools=True)
+
+
+@pytest.fixture
+def offline_signatures(tmp_path, monkeypatch):
+    """Uploads scanned with the EICAR-only database (no network here)."""
+    monkeypatch.setenv("BOTSVC_CLAMAV_DB", build_test_signature_db(str(tmp_path / "sigdb")))
+    monkeypatch.delenv("BOTSVC_CLAMD_SOCKET", raising=False)
+
+
+@pytest.fixture
+def operator_for():
+    """operator_for(app) -> (Operator, BotClient, chat): a bot with one
+    started chat on an app the test made itself."""
+    def make(app):
+        operator = Operator(app.test_client())
+        created = operator("createBot", username="other_settings_bot")
+        bot = BotClient(app.test_client(), created["bot"], created["token"])
+        user_id = operator("createUser")["user_id"]
+        started = operator("userStart", user_id=user_id, bot_id=bot.id)
+        return operator, bot, SimpleNamespace(user_id=user_id, chat_id=started["chat_id"])
+    return make

@@ -1,0 +1,145 @@
+"""The pytest plugin, run by pytest's own pytester: its fixtures against a
+real server (the one BOTSVC_URL names, or one it starts itself), the reset
+marker, and nothing started when nothing asks."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from app.testkit.server import LocalServer
+
+from server_process import running_server
+
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(tmp_path_factory.mktemp("plugin"), BOTSVC_TEST_TOOLS=1,
+                        BOTSVC_WEBHOOK_ALLOW_PRIVATE=1) as server:
+        yield server
+
+
+@pytest.fixture
+def given_server(server, monkeypatch):
+    """Inner sessions use the module's server, as BOTSVC_URL tells them to."""
+    monkeypatch.setenv("BOTSVC_URL", server.base_url)
+    monkeypatch.setenv("BOTSVC_ADMIN_TOKEN", server.admin_token)
+    return server
+
+
+@pytest.fixture
+def no_server_start(monkeypatch):
+    def refuse(self):
+        raise AssertionError("the plugin started a server")
+    monkeypatch.setattr(LocalServer, "start", refuse)
+
+
+def test_loading_the_plugin_starts_nothing(pytester, no_server_start, monkeypatch):
+    monkeypatch.delenv("BOTSVC_URL", raising=False)
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_server_start):
+    pytester.makeconftest("""
+        import pytest
+
+        # The names a suite is likely to use itself: no clash with the plugin.
+        @pytest.fixture
+        def app(): return "theirs"
+        @pytest.fixture
+        def client(): return "theirs"
+        @pytest.fixture
+        def operator(): return "theirs"
+        @pytest.fixture
+        def bot(): return "theirs"
+        @pytest.fixture
+        def chat(): return "theirs"
+    """)
+    pytester.makepyfile("""
+        import pytest
+        from app.testkit.client import BotsvcError
+
+        def test_a_user_talks_to_the_bot(botsvc_bot, botsvc_user, bot, operator, tmp_path):
+            assert bot == operator == "theirs"
+            assert botsvc_bot.api.get_me()["id"] == botsvc_bot.id
+            chat_id = botsvc_user.start("from_test")
+            botsvc_user.say("hello")
+            [start, hello] = botsvc_bot.api.get_updates()
+            assert start["membership"] == {"chat_id": chat_id, "status": "active",
+                                           "start_parameter": "from_test"}
+            assert hello["message"]["text"] == "hello"
+            sent = botsvc_bot.api.send_message(chat_id, "pick one", reply_markup={
+                "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]})
+            assert botsvc_user.wait_for_message("pick one")["message_id"] == sent["message_id"]
+            query_id = botsvc_user.click(sent, "a")
+            updates = botsvc_bot.api.get_updates(offset=hello["update_id"] + 1)
+            assert updates[0]["callback_query"]["id"] == query_id
+            notes = tmp_path / "notes.txt"
+            notes.write_text("some notes")
+            assert botsvc_user.send_file(notes)["media"]["kind"] == "document"
+            assert [m["text"] for m in botsvc_user.chat()["messages"] if "text" in m] == [
+                "/start from_test", "hello", "pick one"]
+
+        def test_wait_for_message_says_what_it_saw(botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            botsvc_bot.api.send_message(chat_id, "something else")
+            with pytest.raises(AssertionError, match="something else"):
+                botsvc_user.wait_for_message("the answer", timeout=0.3)
+
+        def test_the_clock_and_faults(botsvc, botsvc_bot):
+            before = botsvc.clock()
+            assert botsvc.advance_clock(60).offset == before.offset + 60
+            botsvc.inject_fault(botsvc_bot, "getMe", error_code="RATE_LIMITED", count=1)
+            with pytest.raises(BotsvcError) as limited:
+                botsvc_bot.api.get_me()
+            error = limited.value
+            assert (error.http_status, error.error_code, error.retry_after) == (
+                429, "RATE_LIMITED", 1)
+            assert error.parameters == {"injected": True, "retry_after": 1}
+            assert error.headers["Retry-After"] == "1"
+            assert botsvc_bot.api.get_me()
+            assert botsvc.webhook_deliveries(botsvc_bot) == []
+
+        def test_made_by_an_earlier_test(botsvc_bot):
+            pass
+
+        @pytest.mark.botsvc_reset
+        def test_the_marker_resets_first(botsvc, botsvc_bot):
+            assert [b["id"] for b in botsvc.operator.list_bots()] == [botsvc_bot.id]
+            assert botsvc.clock().offset == 0
+
+        def test_the_fixture_resets_too(botsvc_reset, botsvc_operator):
+            assert botsvc_operator.list_bots() == []
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
+    result.assert_outcomes(passed=6)
+
+
+def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):
+    monkeypatch.delenv("BOTSVC_URL", raising=False)
+    port_file = tmp_path / "port"
+    pytester.makepyfile(f"""
+        from urllib.parse import urlsplit
+
+        def test_own_server(botsvc, botsvc_bot):
+            assert botsvc_bot.api.get_me()["username"] == botsvc_bot.username
+            assert botsvc.advance_clock(5).offset == 5       # the testing tools are on
+            with open({str(port_file)!r}, "w") as fh:
+                fh.write(str(urlsplit(botsvc.base_url).port))
+    """)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    port = int(port_file.read_text())
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass   # gone with the session
+
+
+def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):
+    monkeypatch.setenv("BOTSVC_URL", "http://127.0.0.1:9")
+    monkeypatch.delenv("BOTSVC_ADMIN_TOKEN", raising=False)
+    pytester.makepyfile("def test_it(botsvc):\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not*"])

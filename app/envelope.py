@@ -1,20 +1,16 @@
 """The contract's response envelope, for successes and failures alike."""
 from __future__ import annotations
 
-import json
 import logging
 
 from flask import Response
 from werkzeug.exceptions import HTTPException
 
 from app.errors import ApiError, ErrorCode
+from app.jsontext import dumps
 
 log = logging.getLogger(__name__)
 REPLAY_HEADER = "Idempotent-Replayed"
-
-
-def dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def ok_body(result) -> str:

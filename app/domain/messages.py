@@ -10,8 +10,8 @@ import sqlite3
 
 from app.db import now
 from app.domain.keyboards import stored_keyboard
-from app.envelope import dumps
 from app.errors import ApiError, ErrorCode
+from app.jsontext import dumps
 
 CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
 

@@ -10,7 +10,7 @@ import json
 import sqlite3
 
 from app.db import after_commit, now
-from app.envelope import dumps
+from app.jsontext import dumps
 
 RETENTION_SECONDS = 24 * 3600
 

@@ -147,6 +147,17 @@ class RateLimited(ApiError):
         return {"Retry-After": str(self.parameters["retry_after"])}
 
 
+class MethodNotAllowed(ApiError):
+    """405, with the ``Allow`` header RFC 9110 requires."""
+
+    def __init__(self, allowed: tuple[str, ...], description: str):
+        super().__init__(ErrorCode.METHOD_NOT_ALLOWED, description)
+        self.allowed = allowed
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.allowed)}
+
+
 def invalid(field: str, description: str, **extra) -> ApiError:
     """INVALID_PARAMETER naming the offending field, as DECISIONS §4 requires."""
     return ApiError(ErrorCode.INVALID_PARAMETER, description, field=field, **extra)

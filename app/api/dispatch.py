@@ -18,7 +18,7 @@ from app.body import parse_body
 from app.catalogue import Method, validate_request
 from app.db import get_db, transaction
 from app.envelope import REPLAY_HEADER, error_response, json_response, ok_body
-from app.errors import ApiError, ErrorCode
+from app.errors import ApiError, ErrorCode, MethodNotAllowed
 from app.jsontext import dumps
 
 bp = Blueprint("api", __name__, url_prefix="/v2")
@@ -38,7 +38,7 @@ def call_method(name: str) -> Response:
     if method is None:
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
     if request.method != "POST":
-        raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "Methods are called with POST")
+        raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))

@@ -16,7 +16,7 @@ from app.body import RequestBody, parse_body
 from app.catalogue import Catalogue, Method, validate_request
 from app.db import get_db
 from app.envelope import json_response, ok_body
-from app.errors import ApiError, ErrorCode
+from app.errors import ApiError, ErrorCode, MethodNotAllowed
 
 bp = Blueprint("manage", __name__, url_prefix="/manage/v1")
 
@@ -48,7 +48,7 @@ def call_operator_method(name: str) -> Response:
     if settings.admin_token is None or method is None:
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, "Not found")
     if request.method != "POST":
-        raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "Methods are called with POST")
+        raise MethodNotAllowed(("POST",), "Methods are called with POST")
     if not check_admin_token(bearer_token(request.headers.get("Authorization")),
                              settings.admin_token):
         raise ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid admin token")

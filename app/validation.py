@@ -227,10 +227,16 @@ def check_button_url(url: str) -> str:
 
 class ButtonSchema(StrictSchema):
     text = Text(min_bytes=1, max_bytes=128, required=True)
-    url = Text(max_bytes=2048, validate=[check_button_url],
-               metadata={"description": "an https:// URL with a host"})
+    # The pattern states check_button_url for the document (it admits a little
+    # more: a malformed port, an empty host after userinfo).
+    url = Text(max_bytes=2048, validate=[check_button_url], metadata={
+        "description": "an https:// URL with a host",
+        "pattern": r"^[Hh][Tt][Tt][Pp][Ss]://[^\x00-\x20\x7f/?#]+([/?#][^\x00-\x20\x7f]*)?$"})
     callback_data = Text(min_bytes=1, max_bytes=CALLBACK_DATA_MAX_BYTES)
     copy_text = Text(min_bytes=1, max_bytes=256)
+
+    # exactly_one_action, as JSON Schema (for the document).
+    JSON_SCHEMA = {"oneOf": [{"required": [action]} for action in BUTTON_ACTIONS]}
 
     @validates_schema(skip_on_field_errors=True)
     def exactly_one_action(self, data, **kwargs):

@@ -90,11 +90,11 @@ def test_every_command_is_an_operator_method_and_names_its_parameters():
         assert required <= set(named), command
 
 
-def test_readme_quick_start_commands_run_as_written(tmp_path):
+def test_readme_botsvc_examples_run_as_written(tmp_path):
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as readme:
-        lines = [line.split("#")[0].split() for line in readme
+        lines = [line.split("#")[0].split(">")[0].split() for line in readme
                  if line.startswith(".venv/bin/botsvc ")]
-    assert [line[1] for line in lines] == ["create-bot", "create-user", "user-start"]
+    assert [line[1] for line in lines] == ["create-bot", "create-user", "user-start", "openapi"]
     outputs = []
     for line in lines:
         done = botsvc(tmp_path, *line[1:])
@@ -103,6 +103,7 @@ def test_readme_quick_start_commands_run_as_written(tmp_path):
     assert re.match(r"^1:[A-Za-z0-9_-]{43}$", outputs[0]["token"])
     assert outputs[1] == {"user_id": 1}
     assert re.match(r"^vc_[0-9a-f]{40}$", outputs[2]["chat_id"])
+    assert outputs[3]["info"]["version"] == "2.0.0"
 
 
 def test_botsvc_openapi_prints_what_the_route_serves(tmp_path):

@@ -15,17 +15,20 @@ def send_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, text: str,
               reply_to_message_id: int | None = None,
               reply_markup: dict | None = None) -> dict:
     """The bot sends a text message to an active chat; returns the Message."""
-    chat = require_active_chat(conn, bot_id, chat_id)
-    return messages.send_message(conn, bot_id, chat, type="text",
-                                 content={"text": text, "reply_markup": reply_markup},
-                                 reply_to_message_id=reply_to_message_id)
+    return _send(conn, bot_id, chat_id, "text", {"text": text, "reply_markup": reply_markup},
+                 reply_to_message_id)
 
 
 def send_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, card: dict,
               reply_markup: dict | None = None,
               reply_to_message_id: int | None = None) -> dict:
     """The bot sends a validated card to an active chat; returns the Message."""
+    return _send(conn, bot_id, chat_id, "card", {"card": card, "reply_markup": reply_markup},
+                 reply_to_message_id)
+
+
+def _send(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, content: dict,
+          reply_to_message_id: int | None) -> dict:
     chat = require_active_chat(conn, bot_id, chat_id)
-    return messages.send_message(conn, bot_id, chat, type="card",
-                                 content={"card": card, "reply_markup": reply_markup},
+    return messages.send_message(conn, bot_id, chat, type=type, content=content,
                                  reply_to_message_id=reply_to_message_id)

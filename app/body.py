@@ -21,20 +21,10 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app import owner
 from app.config import JSON_BODY_LIMIT
 from app.errors import ApiError, ErrorCode, invalid
+from app.validation import Str, UploadedFile
 
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-@dataclass
-class UploadedFile:
-    """A file part of a multipart request, already on disk in quarantine."""
-    field: str
-    path: str                 # private; never shown to a client
-    file_name: str            # as the client sent it; display only
-    content_type: str | None  # as declared by the client
-    size: int
-    sha256: str
 
 
 @dataclass
@@ -195,8 +185,6 @@ def coerce_form_values(schema_fields: dict, params: dict) -> dict:
     """Multipart values arrive as text; a parameter whose field is not a string
     is read as JSON (``reply_markup``, ``reply_to_message_id``, booleans), so
     that both transports meet one schema."""
-    from app.validation import Str  # local: validation imports nothing from here
-
     coerced = {}
     for name, value in params.items():
         spec = schema_fields.get(name)

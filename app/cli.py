@@ -1,34 +1,39 @@
-"""The ``botsvc`` command: the operator API from a shell.
+"""The ``botsvc`` command: the operator API from a shell, and the
+installation's own tasks.
 
-Each command calls the same domain function as its /manage/v1 method and
-prints the result as JSON. Settings come from the environment, as for the
-server (BOTSVC_DATA_DIR above all).
+Each operator command is a client of the method catalogue: it sends its
+arguments, as text like a form, through the same ``execute`` as
+``/manage/v1/<method>`` (the method's own schema, then its handler), so it
+can do nothing the API would refuse and fails with the API's error_code and
+field. Settings come from the environment, as for the server
+(BOTSVC_DATA_DIR above all).
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
-import shutil
-import sqlite3
 import sys
 import tempfile
+from dataclasses import dataclass, field
 
 import click
+from flask import Flask
 
-from app import clock, owner
+from app import create_app, owner
+from app.body import RequestBody
 from app.config import Settings
-from app.db import DatabaseNewerThanCode, connect, migrate
-from app.domain import bots, chats, media_messages
+from app.db import DatabaseNewerThanCode, get_db, migrate
 from app.errors import ApiError
+from app.manage.dispatch import OPERATOR_METHODS, execute
 from app.media import MediaConfig, check_dependencies
+from app.validation import FilePart, UploadedFile
 
 
-def _conn() -> sqlite3.Connection:
-    settings = Settings.from_env()
-    _migrate(settings.db_path)
-    conn = connect(settings.db_path)
-    clock.refresh(conn)  # dates on the service clock, as the server gives them
-    return conn
+def _fail(error: ApiError) -> None:
+    click.echo(json.dumps(error.body(), ensure_ascii=False), err=True)
+    sys.exit(1)
 
 
 def _migrate(db_path: str) -> int:
@@ -38,18 +43,6 @@ def _migrate(db_path: str) -> int:
         return migrate(db_path)
     except DatabaseNewerThanCode as refused:
         raise SystemExit(f"botsvc: {refused}") from None
-
-
-def _run(fn, *args):
-    conn = _conn()
-    try:
-        result = fn(conn, *args)
-    except ApiError as error:
-        click.echo(json.dumps(error.body(), ensure_ascii=False), err=True)
-        sys.exit(1)
-    finally:
-        conn.close()
-    click.echo(json.dumps(True if result is None else result, ensure_ascii=False, indent=2))
 
 
 @click.group(help="botsvc: operate a bot messaging service installation.")
@@ -66,112 +59,6 @@ def migrate_db() -> None:
 main.add_command(migrate_db, "migrate")
 
 
-@main.command("create-bot", help="Create a bot and print its token (shown only once).")
-@click.argument("username")
-@click.option("--display-name")
-@click.option("--description")
-def create_bot(username, display_name, description):
-    def op(conn):
-        bot, token = bots.create_bot(conn, username, display_name, description)
-        return {"bot": bot, "token": token}
-    _run(op)
-
-
-@main.command("rotate-token", help="Issue a new token; the old one stops working at once.")
-@click.argument("bot_id", type=int)
-def rotate_token(bot_id):
-    _run(lambda conn: {"token": bots.rotate_token(conn, bot_id)})
-
-
-@main.command("set-bot-disabled", help="Disable (or with --enable, re-enable) a bot.")
-@click.argument("bot_id", type=int)
-@click.option("--enable", is_flag=True)
-def set_bot_disabled(bot_id, enable):
-    _run(bots.set_bot_disabled, bot_id, not enable)
-
-
-@main.command("set-platform-disabled", help="Disable (or with --enable, re-enable) the platform.")
-@click.option("--enable", is_flag=True)
-def set_platform_disabled(enable):
-    _run(bots.set_platform_disabled, not enable)
-
-
-@main.command("list-bots")
-def list_bots():
-    _run(bots.list_bots)
-
-
-@main.command("create-user", help="Create a simulated messenger user.")
-@click.option("--display-name")
-def create_user(display_name):
-    _run(lambda conn: {"user_id": bots.create_user(conn, display_name)})
-
-
-@main.command("user-start", help="The user presses Start for the bot.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-@click.option("--start-parameter")
-def user_start(user_id, bot_id, start_parameter):
-    _run(chats.user_start, bot_id, user_id, start_parameter)
-
-
-@main.command("user-stop", help="The user sends /stop to the bot.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-def user_stop(user_id, bot_id):
-    _run(chats.user_stop, bot_id, user_id)
-
-
-@main.command("user-block", help="The user blocks the bot.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-def user_block(user_id, bot_id):
-    _run(chats.user_block, bot_id, user_id)
-
-
-@main.command("user-send", help="The user sends a text message to the bot.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-@click.argument("text")
-@click.option("--reply-to", type=int)
-def user_send(user_id, bot_id, text, reply_to):
-    _run(chats.user_send_message, bot_id, user_id, text, reply_to)
-
-
-@main.command("user-click", help="The user clicks a callback button on a bot's message.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-@click.argument("message_id", type=int)
-@click.argument("callback_data")
-def user_click(user_id, bot_id, message_id, callback_data):
-    _run(chats.user_click_button, bot_id, user_id, message_id, callback_data)
-
-
-@main.command("user-send-media", help="The user sends a file to the bot (photo, video, "
-              "audio, document...): it goes through the upload pipeline like a bot's upload.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, readable=True))
-@click.option("--caption")
-@click.option("--type", "type_", type=click.Choice(media_messages.MEDIA_TYPES),
-              help="message type (default: from the file's kind; e.g. voice for audio)")
-def user_send_media(user_id, bot_id, path, caption, type_):
-    settings = Settings.from_env()
-    quarantine = os.path.join(settings.data_dir, "quarantine")
-    os.makedirs(quarantine, mode=0o700, exist_ok=True)
-    # The pipeline reads a private copy, never the operator's file in place.
-    fd, copy = tempfile.mkstemp(prefix=owner.file_prefix("upload"), dir=quarantine)
-    try:
-        with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
-            shutil.copyfileobj(src, out, 1024 * 1024)
-        _run(lambda conn: media_messages.user_send_media_file(
-            conn, MediaConfig.from_env(settings.data_dir), settings.data_dir,
-            settings.storage_quota_bytes, bot_id, user_id, copy, os.path.basename(path), None,
-            caption=caption, type=type_))
-    finally:
-        os.unlink(copy)
-
-
 @main.command("check-media", help="Check that ffmpeg, ffprobe, the PDF parser, libmagic, "
               "prlimit and ClamAV work as uploads will use them.")
 def check_media():
@@ -179,16 +66,115 @@ def check_media():
     try:
         check_dependencies(MediaConfig.from_env(settings.data_dir))
     except ApiError as error:
-        click.echo(json.dumps(error.body(), ensure_ascii=False), err=True)
-        sys.exit(1)
+        _fail(error)
     click.echo("media tools and scanner: OK")
 
 
-@main.command("user-chat", help="Show the chat as the user sees it.")
-@click.argument("user_id", type=int)
-@click.argument("bot_id", type=int)
-def user_chat(user_id, bot_id):
-    _run(chats.user_view, bot_id, user_id)
+@main.command("openapi", help="Print the OpenAPI document, as GET /openapi.json serves it.")
+def print_openapi():
+    from app.openapi import document_text
+
+    click.echo(document_text(Settings.from_env()))
+
+
+# -- operator commands ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OperatorCommand:
+    """A command line for one operator method: its positional arguments and
+    options name the method's parameters; the method's schema does the rest."""
+    name: str
+    method: str
+    arguments: tuple[str, ...] = ()
+    options: dict[str, str] = field(default_factory=dict)   # --option: parameter
+    # A boolean parameter the command sets to true, or to false with --enable.
+    switch: str | None = None
+
+
+OPERATOR_COMMANDS = (
+    OperatorCommand("create-bot", "createBot", ("username",),
+                    {"--display-name": "display_name", "--description": "description"}),
+    OperatorCommand("rotate-token", "rotateToken", ("bot_id",)),
+    OperatorCommand("set-bot-disabled", "setBotDisabled", ("bot_id",), switch="disabled"),
+    OperatorCommand("set-platform-disabled", "setPlatformDisabled", switch="disabled"),
+    OperatorCommand("list-bots", "listBots"),
+    OperatorCommand("create-user", "createUser", options={"--display-name": "display_name"}),
+    OperatorCommand("user-start", "userStart", ("user_id", "bot_id"),
+                    {"--start-parameter": "start_parameter"}),
+    OperatorCommand("user-stop", "userStop", ("user_id", "bot_id")),
+    OperatorCommand("user-block", "userBlock", ("user_id", "bot_id")),
+    OperatorCommand("user-send", "userSendMessage", ("user_id", "bot_id", "text"),
+                    {"--reply-to": "reply_to_message_id"}),
+    OperatorCommand("user-click", "userClickButton",
+                    ("user_id", "bot_id", "message_id", "callback_data")),
+    OperatorCommand("user-chat", "userGetChat", ("user_id", "bot_id")),
+    OperatorCommand("user-send-media", "userSendMedia", ("user_id", "bot_id", "file"),
+                    {"--caption": "caption", "--type": "type"}),
+)
+
+
+def run_operator_method(app: Flask, name: str, params: dict[str, str],
+                        files: dict[str, UploadedFile] | None = None):
+    """``/manage/v1/<name>`` without HTTP: the same validation and handler.
+    Prints the error and exits 1 on failure."""
+    with app.app_context():
+        try:
+            return execute(OPERATOR_METHODS[name], get_db(),
+                           RequestBody(params, files or {}, is_form=True))
+        except ApiError as error:
+            _fail(error)
+
+
+@contextlib.contextmanager
+def quarantined_copy(quarantine: str, path: str, parameter: str):
+    """The operator's file as an upload: a private copy in quarantine (the
+    pipeline never reads a file in place), removed afterwards."""
+    fd, copy = tempfile.mkstemp(prefix=owner.file_prefix("upload"), dir=quarantine)
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                digest.update(chunk)
+                out.write(chunk)
+        yield UploadedFile(parameter, copy, os.path.basename(path), None,
+                           os.path.getsize(copy), digest.hexdigest())
+    finally:
+        os.unlink(copy)
+
+
+def _command(spec: OperatorCommand) -> click.Command:
+    method = OPERATOR_METHODS[spec.method]
+    schema_fields = method.schema.fields if method.schema is not None else {}
+    file_parameters = {name for name in spec.arguments
+                       if isinstance(schema_fields.get(name), FilePart)}
+    params: list[click.Parameter] = [
+        click.Argument([name], type=click.Path(exists=True, dir_okay=False, readable=True)
+                       if name in file_parameters else click.UNPROCESSED)
+        for name in spec.arguments]
+    params += [click.Option([option, parameter]) for option, parameter in spec.options.items()]
+    if spec.switch:
+        params.append(click.Option(["--enable"], is_flag=True, help="re-enable instead"))
+
+    def callback(**values):
+        enable = values.pop("enable", False)
+        given = {name: value for name, value in values.items() if value is not None}
+        if spec.switch:
+            given[spec.switch] = "false" if enable else "true"
+        settings = Settings.from_env()
+        _migrate(settings.db_path)   # one line, not a traceback, on a newer database
+        app = create_app(settings)
+        with contextlib.ExitStack() as stack:
+            files = {name: stack.enter_context(
+                quarantined_copy(app.config["QUARANTINE_DIR"], given.pop(name), name))
+                for name in file_parameters}
+            result = run_operator_method(app, spec.method, given, files)
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+
+    return click.Command(spec.name, params=params, callback=callback, help=method.summary)
+
+
+for _spec in OPERATOR_COMMANDS:
+    main.add_command(_command(_spec))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from app.auth import authenticate_bot, bearer_token, bot_disabled, platform_disa
 from app.db import get_db
 from app.domain import file_links, files
 from app.domain.bots import is_platform_disabled, require_bot
-from app.errors import ApiError, ErrorCode, invalid
+from app.errors import ApiError, ErrorCode, MethodNotAllowed, invalid
 
 bp = Blueprint("download", __name__)
 ALL_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -63,7 +63,7 @@ def file_not_found() -> ApiError:
 @bp.route(file_links.ROUTE, methods=ALL_HTTP_METHODS, provide_automatic_options=False)
 def download() -> Response:
     if request.method not in ("GET", "HEAD"):
-        raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "The download route answers GET and HEAD")
+        raise MethodNotAllowed(("GET", "HEAD"), "The download route answers GET and HEAD")
     conn = get_db()
     if any(name in request.args for name in SIGNED_PARAMS):
         row = _signed_file(conn)

@@ -1,20 +1,17 @@
 """The contract's response envelope, for successes and failures alike."""
 from __future__ import annotations
 
-import json
 import logging
 
+import werkzeug.exceptions
 from flask import Response
 from werkzeug.exceptions import HTTPException
 
-from app.errors import ApiError, ErrorCode
+from app.errors import ApiError, ErrorCode, MethodNotAllowed
+from app.jsontext import dumps
 
 log = logging.getLogger(__name__)
 REPLAY_HEADER = "Idempotent-Replayed"
-
-
-def dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def ok_body(result) -> str:
@@ -31,12 +28,14 @@ def error_response(error: ApiError) -> Response:
 
 _HTTP_EXCEPTION_CODES = {
     404: (ErrorCode.METHOD_NOT_FOUND, "Not found"),
-    405: (ErrorCode.METHOD_NOT_ALLOWED, "Only POST is allowed"),
     413: (ErrorCode.REQUEST_TOO_LARGE, "Request body is too large"),
 }
 
 
 def http_exception_response(exc: HTTPException) -> Response:
+    if isinstance(exc, werkzeug.exceptions.MethodNotAllowed):
+        return error_response(MethodNotAllowed(tuple(exc.valid_methods or ()),
+                                               "This route does not answer that HTTP method"))
     code, description = _HTTP_EXCEPTION_CODES.get(
         exc.code, (ErrorCode.INVALID_PARAMETER if (exc.code or 500) < 500
                    else ErrorCode.INTERNAL_ERROR, exc.name))

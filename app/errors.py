@@ -39,6 +39,47 @@ class ErrorCode(StrEnum):
         return _HTTP_STATUS[self]
 
 
+class Reason(StrEnum):
+    """``parameters.reason`` of an INVALID_PARAMETER: which policy refused the
+    value (DECISIONS §4), a stable snake_case word. One list for the document
+    and the code; ``media_rejected`` refuses any other word."""
+    # The media pipeline (app/media/README.md says when each applies) and quota.
+    UNSUPPORTED_TYPE = "unsupported_type"
+    TYPE_MISMATCH = "type_mismatch"
+    DOUBLE_EXTENSION = "double_extension"
+    EMPTY_FILE = "empty_file"
+    CORRUPT_FILE = "corrupt_file"
+    INFECTED = "infected"
+    SCAN_LIMIT_EXCEEDED = "scan_limit_exceeded"
+    DIMENSIONS = "dimensions"
+    ANIMATED_IMAGE = "animated_image"
+    DURATION = "duration"
+    STREAMS = "streams"
+    PDF_ACTIVE = "pdf_active"
+    PDF_LINKED = "pdf_linked"
+    PDF_FORM = "pdf_form"
+    PDF_EMBEDDED = "pdf_embedded"
+    PDF_ENCRYPTED = "pdf_encrypted"
+    PDF_TOO_COMPLEX = "pdf_too_complex"
+    TEXT_INVALID = "text_invalid"
+    TEXT_TOO_LARGE = "text_too_large"
+    ACTIVE_MARKUP = "active_markup"
+    QUOTA_EXCEEDED = "quota_exceeded"
+    # setWebhook's url (README "Webhooks").
+    CONTROL_CHARACTERS = "control_characters"
+    TOO_LONG = "too_long"
+    MALFORMED = "malformed"
+    SCHEME = "scheme"
+    CREDENTIALS = "credentials"
+    FRAGMENT = "fragment"
+    PORT = "port"
+    HOST = "host"
+    IP_LITERAL = "ip_literal"
+    RESERVED_NAME = "reserved_name"
+    SINGLE_LABEL = "single_label"
+    NON_PUBLIC_ADDRESS = "non_public_address"
+
+
 _HTTP_STATUS = {
     ErrorCode.INVALID_PARAMETER: 400,
     ErrorCode.INVALID_JSON: 400,
@@ -107,14 +148,26 @@ class RateLimited(ApiError):
         )
 
 
+class MethodNotAllowed(ApiError):
+    """405, with the ``Allow`` header RFC 9110 requires."""
+
+    def __init__(self, allowed: tuple[str, ...], description: str):
+        super().__init__(ErrorCode.METHOD_NOT_ALLOWED, description)
+        self.allowed = allowed
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.allowed)}
+
+
 def invalid(field: str, description: str, **extra) -> ApiError:
     """INVALID_PARAMETER naming the offending field, as DECISIONS §4 requires."""
     return ApiError(ErrorCode.INVALID_PARAMETER, description, field=field, **extra)
 
 
-def media_rejected(field: str, reason: str, description: str) -> ApiError:
-    """A media policy failure: INVALID_PARAMETER with a stable snake_case reason."""
-    return invalid(field, description, reason=reason)
+def media_rejected(field: str, reason: Reason | str, description: str) -> ApiError:
+    """A media policy failure: INVALID_PARAMETER with its ``Reason`` (a plain
+    word, as the PDF inspector's process reports it, must be one of them)."""
+    return invalid(field, description, reason=Reason(reason))
 
 
 def dependency_unavailable(dependency: str, description: str) -> ApiError:

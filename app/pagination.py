@@ -1,5 +1,6 @@
 """The one pagination helper (SPEC "Pagination"): ``limit`` 1 to 100, default
-100; an opaque ``cursor`` that is omitted on the first request and echoed from
+100 (the request fields are LimitField and CursorField in app/validation.py); an
+opaque ``cursor`` that is omitted on the first request and echoed from
 the previous ``next_cursor`` afterwards; ``next_cursor`` is null at the end.
 
 Pages are keyset pages: a page is "the next ``limit`` rows after the key the
@@ -17,20 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import ApiError, invalid
-from app.validation import Int, Str, Text
 
 SQLITE_MAX_INTEGER = 2**63 - 1
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 100
-
-
-def LimitField() -> Int:
-    return Int(min=1, max=MAX_LIMIT, load_default=DEFAULT_LIMIT)
-
-
-def CursorField() -> Str:
-    # null is taken as "no cursor" (the first page), as clients often send it.
-    return Text(min_bytes=1, max_bytes=512, load_default=None, allow_none=True)
 
 
 def bad_cursor() -> ApiError:

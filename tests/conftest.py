@@ -14,6 +14,7 @@ from app import create_app
 from app.config import Settings
 from app.db import connect
 
+from conformance import ConformingClient
 from contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
 
 pytest_plugins = ["pytester"]   # the testing kit's plugin is tested with it
@@ -26,7 +27,9 @@ def make_app(tmp_path):
         values = dict(data_dir=str(tmp_path / "data"), admin_token=ADMIN_TOKEN,
                       **NO_RATE_LIMITS)
         values.update(overrides)
-        return create_app(Settings.from_env({}, **values))
+        app = create_app(Settings.from_env({}, **values))
+        app.test_client_class = ConformingClient   # every answer checked against the document
+        return app
     return factory
 
 

@@ -1,6 +1,7 @@
 """The broadcast worker, run by hand: same send path as the method, rechecks at
 delivery, statuses and counts, cancel, the shared send rate, and no recipient
 lost or duplicated when a batch dies half-way or two processes deliver at once."""
+import dataclasses
 import sqlite3
 import threading
 
@@ -8,7 +9,7 @@ import pytest
 from marshmallow import fields
 
 from app.api import broadcast_delivery
-from app.api.registry import METHODS, ApiMethod
+from app.api.registry import METHODS
 from app.db import connect
 from app.domain import broadcasts as domain
 from app.domain import messages
@@ -168,8 +169,9 @@ def install_fake_send_card(monkeypatch, calls: list) -> None:
         return messages.send_message(call.conn, call.bot.id, chat, type="card",
                                      content={"card": call.params["card"]})
 
-    monkeypatch.setitem(METHODS, "sendCard",
-                        ApiMethod("sendCard", handler, FakeCardSchema(), prepare=prepare))
+    monkeypatch.setitem(METHODS, "sendCard", dataclasses.replace(
+        METHODS["sendCard"], handler=handler, schema=FakeCardSchema(), prepare=prepare,
+        check_references=None))
 
 
 def test_other_send_methods_go_through_their_own_prepare_and_handler(
@@ -221,8 +223,7 @@ def test_an_unexpected_error_fails_that_recipient_only(app, bot, start_chat, mon
             raise RuntimeError("a bug")
         return original.handler(call)
 
-    monkeypatch.setitem(METHODS, "sendMessage",
-                        ApiMethod("sendMessage", flaky, original.schema, original.buckets))
+    monkeypatch.setitem(METHODS, "sendMessage", dataclasses.replace(original, handler=flaky))
     run_job(app, DELIVER)
     assert [r["status"] for r in all_recipients(bot, broadcast)] == ["sent", "failed", "sent"]
     assert all_recipients(bot, broadcast)[1]["last_error"] == "INTERNAL_ERROR"

@@ -5,9 +5,9 @@ import json
 import pytest
 from marshmallow import ValidationError
 
-from app.api.sending import send_text
 from app.db import connect, transaction
-from app.domain.keyboards import check_total_buttons
+from app.domain.sending import send_text
+from app.validation import check_total_buttons
 
 
 def of_bytes(size: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate, validates_schema
 
+from app import results
 from app.api.broadcast_delivery import (
     BROADCAST_METHODS,
     JOB,
@@ -14,9 +15,9 @@ from app.api.broadcast_delivery import (
 from app.api.registry import Call, api_method
 from app.db import after_commit
 from app.domain import broadcasts
+from app.errors import ErrorCode
 from app.limits import BROADCAST
-from app.pagination import CursorField, LimitField
-from app.validation import ChatId, Str, StrictSchema, Text
+from app.validation import ChatId, CursorField, LimitField, OneOf, StrictSchema, Text
 from app.worker import wake
 
 MAX_CHAT_IDS = 10000
@@ -28,9 +29,11 @@ class SubscribersSchema(StrictSchema):
 
 
 class CreateBroadcastSchema(StrictSchema):
-    method = Str(required=True, validate=[validate.OneOf(
-        BROADCAST_METHODS, error="must be one of " + ", ".join(BROADCAST_METHODS))])
-    payload = fields.Dict(required=True, error_messages={"invalid": "must be an object"})
+    method = OneOf(BROADCAST_METHODS, required=True)
+    payload = fields.Dict(required=True, error_messages={"invalid": "must be an object"},
+                          metadata={"description": "the parameters of `method` without "
+                                                   "chat_id and reply_to_message_id; media "
+                                                   "as file_ids"})
     chat_ids = fields.List(
         ChatId(), error_messages={"invalid": "must be an array of chat ids"},
         validate=[validate.Length(min=1, max=MAX_CHAT_IDS,
@@ -52,13 +55,16 @@ class RecipientsSchema(BroadcastIdSchema):
     cursor = CursorField()
 
 
-@api_method("getSubscribers", SubscribersSchema())
+@api_method("getSubscribers", SubscribersSchema(), result=results.SubscribersPage,
+            summary="The active members, in chat_id order, a page at a time")
 def get_subscribers(call: Call) -> dict:
     return broadcasts.subscribers_page(call.conn, call.bot.id, call.params["limit"],
                                        call.params["cursor"])
 
 
-@api_method("createBroadcast", CreateBroadcastSchema(), buckets=(BROADCAST,))
+@api_method("createBroadcast", CreateBroadcastSchema(), buckets=(BROADCAST,),
+            result=results.Broadcast, errors=(ErrorCode.CHAT_NOT_FOUND,),
+            summary="Queue one message for many members, delivered by the worker")
 def create_broadcast(call: Call) -> dict:
     p = call.params
     check_payload_references(call.conn, call.bot.id, p["method"], p["payload"])
@@ -71,20 +77,25 @@ def create_broadcast(call: Call) -> dict:
     return broadcasts.render_broadcast(row)
 
 
-@api_method("getBroadcast", BroadcastIdSchema())
+@api_method("getBroadcast", BroadcastIdSchema(), result=results.Broadcast,
+            errors=(ErrorCode.BROADCAST_NOT_FOUND,), summary="A broadcast's status and counts")
 def get_broadcast(call: Call) -> dict:
     row = broadcasts.require_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
     return broadcasts.render_broadcast(row)
 
 
-@api_method("getBroadcastRecipients", RecipientsSchema())
+@api_method("getBroadcastRecipients", RecipientsSchema(), result=results.RecipientsPage,
+            errors=(ErrorCode.BROADCAST_NOT_FOUND,),
+            summary="A broadcast's recipients in delivery order, a page at a time")
 def get_broadcast_recipients(call: Call) -> dict:
     p = call.params
     return broadcasts.recipients_page(call.conn, call.bot.id, p["broadcast_id"], p["limit"],
                                       p["cursor"])
 
 
-@api_method("cancelBroadcast", BroadcastIdSchema())
+@api_method("cancelBroadcast", BroadcastIdSchema(), result=results.TRUE,
+            errors=(ErrorCode.BROADCAST_NOT_FOUND,),
+            summary="Cancel what is still queued (sent messages stay)")
 def cancel_broadcast(call: Call) -> bool:
     broadcasts.cancel_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
     return True

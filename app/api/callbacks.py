@@ -5,6 +5,7 @@ the send limit.
 """
 from __future__ import annotations
 
+from app import results
 from app.api.registry import Call, api_method
 from app.domain import callbacks
 from app.validation import Bool, Str, StrictSchema, Text
@@ -18,7 +19,8 @@ class AnswerCallbackQuerySchema(StrictSchema):
     show_alert = Bool(load_default=False)
 
 
-@api_method("answerCallbackQuery", AnswerCallbackQuerySchema())
+@api_method("answerCallbackQuery", AnswerCallbackQuerySchema(), result=results.TRUE,
+            summary="Answer a callback_query this bot received (once)")
 def answer_callback_query(call: Call) -> bool:
     p = call.params
     callbacks.answer(call.conn, call.bot.id, p["callback_query_id"], p.get("text"),

@@ -1,11 +1,12 @@
 """sendCard: a card message, with optional buttons and reply."""
 from __future__ import annotations
 
+from app import results
 from app.api.registry import Call, api_method
-from app.domain.cards import Card, send_card
-from app.domain.keyboards import ReplyMarkup
+from app.api.sending import REPLY_ERRORS
+from app.domain.sending import send_card
 from app.limits import SEND
-from app.validation import ChatId, MessageId, ParseMode, StrictSchema
+from app.validation import Card, ChatId, MessageId, ParseMode, ReplyMarkup, StrictSchema
 
 
 class SendCardSchema(StrictSchema):
@@ -16,7 +17,8 @@ class SendCardSchema(StrictSchema):
     parse_mode = ParseMode()
 
 
-@api_method("sendCard", SendCardSchema(), buckets=(SEND,))
+@api_method("sendCard", SendCardSchema(), buckets=(SEND,), result=results.Message,
+            errors=REPLY_ERRORS, summary="Send a card (info, product, status or receipt)")
 def send_card_method(call: Call) -> dict:
     p = call.params
     return send_card(call.conn, call.bot.id, p["chat_id"], p["card"], p.get("reply_markup"),

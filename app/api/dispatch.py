@@ -13,18 +13,26 @@ from flask import Blueprint, Response, current_app, request
 
 from app import idempotency as idem
 from app import limits
-from app.api.registry import METHODS, ApiMethod, Call
+from app.api.registry import METHODS, Call
 from app.auth import authenticate_bot, bearer_token, bot_disabled, unauthorized
-from app.body import RequestBody, coerce_form_values, parse_body
+from app.body import parse_body
+from app.catalogue import Method, validate_request
 from app.db import get_db, transaction
 from app.domain import faults
 from app.domain.bots import find_bot
-from app.envelope import REPLAY_HEADER, dumps, error_response, json_response, ok_body
-from app.errors import ApiError, ErrorCode, invalid
-from app.validation import load
+from app.envelope import REPLAY_HEADER, error_response, json_response, ok_body
+from app.errors import ApiError, ErrorCode, MethodNotAllowed
+from app.jsontext import dumps
 
 bp = Blueprint("api", __name__, url_prefix="/v2")
 ALL_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+# What any /v2 method can answer besides its own codes (its catalogue entry's
+# ``errors``): the steps below, a bad body or Idempotency-Key, and the server.
+PIPELINE_ERRORS = (ErrorCode.PLATFORM_DISABLED, ErrorCode.UNAUTHORIZED, ErrorCode.BOT_DISABLED,
+                   ErrorCode.IDEMPOTENCY_CONFLICT, ErrorCode.RATE_LIMITED,
+                   ErrorCode.REQUEST_TOO_LARGE, ErrorCode.INVALID_JSON,
+                   ErrorCode.INVALID_PARAMETER, ErrorCode.STORAGE_FULL,
+                   ErrorCode.INTERNAL_ERROR)
 
 
 @bp.route("/<name>", methods=ALL_HTTP_METHODS, provide_automatic_options=False)
@@ -33,7 +41,7 @@ def call_method(name: str) -> Response:
     if method is None:
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
     if request.method != "POST":
-        raise ApiError(ErrorCode.METHOD_NOT_ALLOWED, "Methods are called with POST")
+        raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
@@ -49,7 +57,10 @@ def call_method(name: str) -> Response:
         # there is no usable key to store it under.
         key, validated = None, idem.invalid_key()
     else:
-        validated = _validate(method, body)
+        try:
+            validated = validate_request(method, body)
+        except ApiError as error:
+            validated = error
     in_force = limits.configured_limits(settings)
     buckets = (limits.API, *method.buckets)
     if body.files and method.file_fields and limits.UPLOAD not in buckets:
@@ -66,32 +77,10 @@ def call_method(name: str) -> Response:
         raise unauthorized() from None
 
 
-def _validate(method: ApiMethod, body: RequestBody) -> dict | ApiError:
-    if body.invalid is not None:
-        return body.invalid
-    params = body.params
-    unexpected = set(body.files) - set(method.file_fields)
-    if unexpected:
-        name = sorted(unexpected)[0]
-        return invalid(name, f"Parameter {name} does not accept a file upload")
-    try:
-        if body.is_form and method.schema is not None:
-            params = coerce_form_values(method.schema.fields, params)
-        params = {**params, **body.files}
-        if method.schema is None:
-            if params:
-                name = sorted(params)[0]
-                return invalid(name, f"Unknown parameter: {name}")
-            return {}
-        return load(method.schema, params)
-    except ApiError as error:
-        return error
-
-
 class Run:
     """One execution of a method under the idempotency and rate rules."""
 
-    def __init__(self, call: Call, method: ApiMethod, validated, key, fp, in_force):
+    def __init__(self, call: Call, method: Method, validated, key, fp, in_force):
         self.call, self.method, self.validated = call, method, validated
         self.key, self.fp, self.limits = key, fp, in_force
         self.conn = call.conn

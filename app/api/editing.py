@@ -6,16 +6,29 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app.api.files import FileId
-from app.api.media import Caption
+from app import results
 from app.api.registry import Call, api_method
-from app.api.sending import TEXT_MAX_BYTES
+from app.api.sending import SEND_ERRORS
 from app.domain import editing, media_messages
-from app.domain.cards import Card
-from app.domain.keyboards import ReplyMarkup
-from app.validation import ChatId, MessageId, ParseMode, Str, StrictSchema, Text
+from app.errors import ErrorCode
+from app.validation import (
+    Caption,
+    Card,
+    ChatId,
+    FileId,
+    MediaType,
+    MessageId,
+    MessageText,
+    ParseMode,
+    ReplyMarkup,
+    StrictSchema,
+)
 
 DELETE_MAX_IDS = 100
+# An edit needs the chat active and the message the bot's own.
+EDIT_ERRORS = (*SEND_ERRORS, ErrorCode.MESSAGE_NOT_FOUND)
+# Deleting the bot's own message stays allowed after Stop.
+DELETE_ERRORS = (ErrorCode.CHAT_NOT_FOUND, ErrorCode.MESSAGE_NOT_FOUND)
 
 
 class MessageRefSchema(StrictSchema):
@@ -24,7 +37,7 @@ class MessageRefSchema(StrictSchema):
 
 
 class EditMessageTextSchema(MessageRefSchema):
-    text = Text(min_bytes=1, max_bytes=TEXT_MAX_BYTES, required=True)
+    text = MessageText(required=True)
     reply_markup = ReplyMarkup()
     parse_mode = ParseMode()
 
@@ -43,8 +56,7 @@ class EditMessageCaptionSchema(MessageRefSchema):
 
 class EditMessageMediaSchema(MessageRefSchema):
     media = FileId(required=True)
-    type = Str(validate=[validate.OneOf(media_messages.MEDIA_TYPES, error="must be one of "
-                                        + ", ".join(media_messages.MEDIA_TYPES))])
+    type = MediaType(metadata={"description": "default: the message's present type"})
     caption = Caption()
     reply_markup = ReplyMarkup()
 
@@ -64,21 +76,24 @@ def _markup(params: dict):
     return params["reply_markup"] if "reply_markup" in params else editing.UNCHANGED
 
 
-@api_method("editMessageText", EditMessageTextSchema())
+@api_method("editMessageText", EditMessageTextSchema(), result=results.Message,
+            errors=EDIT_ERRORS, summary="Replace the text of the bot's text message")
 def edit_message_text(call: Call) -> dict:
     p = call.params
     return editing.edit_message_text(call.conn, call.bot.id, p["chat_id"], p["message_id"],
                                      p["text"], _markup(p))
 
 
-@api_method("editMessageCard", EditMessageCardSchema())
+@api_method("editMessageCard", EditMessageCardSchema(), result=results.Message,
+            errors=EDIT_ERRORS, summary="Replace the card of the bot's card message")
 def edit_message_card(call: Call) -> dict:
     p = call.params
     return editing.edit_message_card(call.conn, call.bot.id, p["chat_id"], p["message_id"],
                                      p["card"], _markup(p))
 
 
-@api_method("editMessageCaption", EditMessageCaptionSchema())
+@api_method("editMessageCaption", EditMessageCaptionSchema(), result=results.Message,
+            errors=EDIT_ERRORS, summary="Set or remove (\"\") the caption of a media message")
 def edit_message_caption(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_caption(
@@ -86,7 +101,8 @@ def edit_message_caption(call: Call) -> dict:
         p.get("caption", editing.UNCHANGED), _markup(p))
 
 
-@api_method("editMessageMedia", EditMessageMediaSchema())
+@api_method("editMessageMedia", EditMessageMediaSchema(), result=results.Message,
+            errors=EDIT_ERRORS, summary="Replace the file of a media message (a file_id)")
 def edit_message_media(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_media(
@@ -94,21 +110,25 @@ def edit_message_media(call: Call) -> dict:
         p.get("caption", editing.UNCHANGED), _markup(p))
 
 
-@api_method("editMessageReplyMarkup", EditMessageReplyMarkupSchema())
+@api_method("editMessageReplyMarkup", EditMessageReplyMarkupSchema(),
+            result=results.Message, errors=EDIT_ERRORS,
+            summary="Replace or remove (empty inline_keyboard) a message's buttons")
 def edit_message_reply_markup(call: Call) -> dict:
     p = call.params
     return editing.edit_message_reply_markup(call.conn, call.bot.id, p["chat_id"],
                                              p["message_id"], p["reply_markup"])
 
 
-@api_method("deleteMessage", MessageRefSchema())
+@api_method("deleteMessage", MessageRefSchema(), result=results.TRUE, errors=DELETE_ERRORS,
+            summary="Delete one of the bot's messages (again: still true)")
 def delete_message(call: Call) -> bool:
     p = call.params
     editing.delete_message(call.conn, call.bot.id, p["chat_id"], p["message_id"])
     return True
 
 
-@api_method("deleteMessages", DeleteMessagesSchema())
+@api_method("deleteMessages", DeleteMessagesSchema(), result=results.TRUE,
+            errors=DELETE_ERRORS, summary="Delete 1 to 100 of the bot's messages in one chat")
 def delete_messages(call: Call) -> bool:
     p = call.params
     editing.delete_messages(call.conn, call.bot.id, p["chat_id"], p["message_ids"])

@@ -1,4 +1,4 @@
-"""Files: uploadFile and getFile, the request fields every media method shares,
+"""Files: uploadFile and getFile, the upload step every media method shares,
 and the periodic sweep of upload leftovers.
 
 An upload is processed in the method's ``prepare`` step (outside any write
@@ -9,49 +9,16 @@ the quota check and the insert are one step.
 from __future__ import annotations
 
 from flask import current_app
-from marshmallow import ValidationError, fields
 
+from app import results
 from app.api.registry import Call, api_method
-from app.body import UploadedFile
 from app.domain import file_links, files
-from app.domain.files import FILE_ID, StoredUpload
+from app.domain.files import StoredUpload
+from app.errors import ErrorCode
 from app.limits import UPLOAD
 from app.media import MediaConfig
-from app.validation import Str, StrictSchema, Text
+from app.validation import FilePart, StrictSchema, Text, UploadedFile
 from app.worker import claim_periodic, periodic
-
-
-class FilePart(fields.Field):
-    """A file part of a multipart/form-data request, already in quarantine."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, UploadedFile):
-            raise ValidationError("must be a file part of a multipart/form-data request")
-        return value
-
-
-class FileId(Str):
-    """A file_id string only (media groups, editMessageMedia). A Str, so a
-    multipart text value stays text (never read as JSON)."""
-
-    rule = "must be a file_id (48 lowercase hex characters); URLs and paths are not accepted"
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, str) and FILE_ID.match(value):
-            return value
-        raise ValidationError(self.rule)
-
-
-class MediaInput(FileId):
-    """A media method's file: a file_id string, or (multipart only) the file itself."""
-
-    rule = ("must be a file_id (48 lowercase hex characters) or, in a multipart request,"
-            " the file itself; URLs and paths are not accepted")
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, UploadedFile):
-            return value
-        return super()._deserialize(value, attr, data, **kwargs)
 
 
 def media_config() -> MediaConfig:
@@ -70,7 +37,8 @@ class UploadFileSchema(StrictSchema):
 
 
 class GetFileSchema(StrictSchema):
-    file_id = Text(min_bytes=1, required=True)  # any other string: not one of the bot's files
+    # Any non-empty string: one that is not a clean file of this bot is refused as such.
+    file_id = Text(min_bytes=1, required=True)
 
 
 def prepare_upload(call: Call) -> StoredUpload:
@@ -78,7 +46,8 @@ def prepare_upload(call: Call) -> StoredUpload:
 
 
 @api_method("uploadFile", UploadFileSchema(), buckets=(UPLOAD,), prepare=prepare_upload,
-            file_fields=("file",))
+            result=results.File, errors=(ErrorCode.DEPENDENCY_UNAVAILABLE,),
+            summary="Upload a file (multipart field file): quarantined, scanned, normalized")
 def upload_file(call: Call) -> dict:
     with files.discarded_on_error(call.prepared):
         row = files.record_file(call.conn, call.bot.id, call.prepared,
@@ -86,7 +55,8 @@ def upload_file(call: Call) -> dict:
     return files.render_file(row)
 
 
-@api_method("getFile", GetFileSchema())
+@api_method("getFile", GetFileSchema(), result=results.FileWithLink,
+            summary="A clean file of this bot, with a signed download link valid one hour")
 def get_file(call: Call) -> dict:
     row = files.require_clean_file(call.conn, call.bot.id, call.params["file_id"], "file_id")
     url, expires_at = file_links.signed_url(call.settings.base_url, call.settings.secret_key,

@@ -13,32 +13,34 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app.api.files import FileId, MediaInput, store_uploaded
+from app import results
+from app.api.files import store_uploaded
 from app.api.registry import Call, api_method
-from app.body import UploadedFile
+from app.api.sending import REPLY_ERRORS, SEND_ERRORS
 from app.domain import files, messages
 from app.domain.chats import require_active_chat
 from app.domain.files import StoredUpload
-from app.domain.keyboards import ReplyMarkup
-from app.domain.media_messages import (
-    CAPTION_MAX_BYTES,
-    GROUP_TYPES,
-    send_media,
-    send_media_group,
-    usable_file,
-)
+from app.domain.media_messages import GROUP_TYPES, send_media, send_media_group, usable_file
+from app.errors import ErrorCode
 from app.limits import SEND
-from app.validation import ChatId, MessageId, ParseMode, Str, StrictSchema, Text
+from app.validation import (
+    Caption,
+    ChatId,
+    FileId,
+    MediaInput,
+    MessageId,
+    OneOf,
+    ParseMode,
+    ReplyMarkup,
+    StrictSchema,
+    UploadedFile,
+)
 
 GROUP_MIN, GROUP_MAX = 2, 10
 # method name -> message type; each method's media field is named as its type.
 SINGLE_MEDIA_METHODS = {"sendPhoto": "photo", "sendVoice": "voice", "sendVideo": "video",
                         "sendAudio": "audio", "sendDocument": "document",
                         "sendAnimation": "animation"}
-
-
-def Caption(**kwargs) -> Str:
-    return Text(max_bytes=CAPTION_MAX_BYTES, **kwargs)
 
 
 class SendMediaSchema(StrictSchema):
@@ -86,12 +88,14 @@ for _method, _type in SINGLE_MEDIA_METHODS.items():
     _schema = SendMediaSchema.from_dict({_type: MediaInput(required=True)},
                                         name=f"{_method[0].upper()}{_method[1:]}Schema")
     api_method(_method, _schema(), buckets=(SEND,), prepare=_prepare(_type),
-               file_fields=(_type,), check_references=_check_references(_type))(_handler(_type))
+               check_references=_check_references(_type), result=results.Message,
+               errors=(*REPLY_ERRORS, ErrorCode.DEPENDENCY_UNAVAILABLE),
+               summary=f"Send a {_type}: a file_id of a clean file of this bot, or (multipart)"
+                       " the file itself")(_handler(_type))
 
 
 class MediaGroupItemSchema(StrictSchema):
-    type = Str(required=True, validate=[validate.OneOf(
-        GROUP_TYPES, error=f"must be one of {', '.join(GROUP_TYPES)}")])
+    type = OneOf(GROUP_TYPES, required=True)
     media = FileId(required=True)
     caption = Caption()
 
@@ -105,7 +109,9 @@ class SendMediaGroupSchema(StrictSchema):
                                   error=f"must hold {GROUP_MIN} to {GROUP_MAX} items")])
 
 
-@api_method("sendMediaGroup", SendMediaGroupSchema(), buckets=(SEND,))
+@api_method("sendMediaGroup", SendMediaGroupSchema(), buckets=(SEND,),
+            result=results.MESSAGES, errors=SEND_ERRORS,
+            summary="Send 2 to 10 photos and videos (file_ids) as one album")
 def send_media_group_method(call: Call) -> list[dict]:
     p = call.params
     return send_media_group(call.conn, call.bot.id, p["chat_id"], p["media"])

@@ -1,5 +1,6 @@
-"""The table of /v2 methods. Each group module declares its methods with
-``@api_method``; the dispatcher looks them up by their case-sensitive name."""
+"""The /v2 methods in the catalogue. Each group module declares its methods
+with ``@api_method``; the dispatcher looks them up by their case-sensitive
+name. What an entry holds is described in app/catalogue.py."""
 from __future__ import annotations
 
 import sqlite3
@@ -10,8 +11,10 @@ from typing import Any
 from marshmallow import Schema
 
 from app.auth import Bot
-from app.body import UploadedFile
+from app.catalogue import Catalogue
 from app.config import Settings
+from app.errors import ErrorCode
+from app.validation import UploadedFile
 
 
 @dataclass
@@ -26,33 +29,15 @@ class Call:
     prepared: Any = None
 
 
-@dataclass(frozen=True)
-class ApiMethod:
-    name: str
-    handler: Callable[[Call], Any]
-    schema: Schema | None
-    # Rate-limit buckets beyond "api", which every method consumes.
-    buckets: tuple[str, ...] = ()
-    # Slow work (media tools) run outside the write transaction, before handler.
-    prepare: Callable[[Call], Any] | None = None
-    # Multipart file parts this method accepts; they arrive in params as UploadedFile.
-    file_fields: tuple[str, ...] = ()
-    # check_references(conn, bot_id, params): what the parameters refer to
-    # (file_ids) is this bot's and usable, checked without a recipient, so that
-    # createBroadcast refuses a bad payload even with no member to try it on.
-    check_references: Callable[[sqlite3.Connection, int, dict], None] | None = None
+METHODS = Catalogue("/v2")
 
 
-METHODS: dict[str, ApiMethod] = {}
-
-
-def api_method(name: str, schema: Schema | None = None, *, buckets: tuple[str, ...] = (),
-               prepare: Callable[[Call], Any] | None = None,
-               file_fields: tuple[str, ...] = (), check_references=None):
-    def register(handler):
-        if name in METHODS:
-            raise RuntimeError(f"method {name} registered twice")
-        METHODS[name] = ApiMethod(name, handler, schema, buckets, prepare, file_fields,
-                                  check_references)
-        return handler
-    return register
+def api_method(name: str, schema: Schema | None = None, *, result=None,
+               errors: tuple[ErrorCode, ...] = (), summary: str = "",
+               buckets: tuple[str, ...] = (), prepare: Callable[[Call], Any] | None = None,
+               check_references=None):
+    """Register a /v2 method (see ``Method`` for the keywords). Multipart file
+    parts are the schema's FilePart and MediaInput fields."""
+    return METHODS.register(name, schema, result=result, errors=errors, summary=summary,
+                            buckets=buckets, prepare=prepare,
+                            check_references=check_references)

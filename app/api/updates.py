@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from marshmallow import validate
 
+from app import results
 from app.api.registry import Call, api_method
 from app.domain import updates
+from app.errors import ErrorCode
 from app.validation import Int, StrictSchema
 
 # Hooks that refuse polling while another delivery mode is configured (the
@@ -19,7 +21,9 @@ class GetUpdatesSchema(StrictSchema):
                                                                   "there is no long polling")])
 
 
-@api_method("getUpdates", GetUpdatesSchema())
+@api_method("getUpdates", GetUpdatesSchema(), result=results.ListOf(results.Update),
+            errors=(ErrorCode.WEBHOOK_ACTIVE,),
+            summary="Acknowledge the updates below offset; the pending ones, oldest first")
 def get_updates(call: Call) -> list[dict]:
     for guard in polling_guards:
         guard(call.conn, call.bot.id)

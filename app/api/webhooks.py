@@ -3,30 +3,23 @@
 answers WEBHOOK_ACTIVE."""
 from __future__ import annotations
 
-from marshmallow import ValidationError
-
-from app import clock
+from app import clock, results
 from app.api.registry import Call, api_method
 from app.api.updates import polling_guards
 from app.db import after_commit
 from app.domain import webhooks
 from app.errors import ApiError, ErrorCode
-from app.validation import Bool, Str, StrictSchema
+from app.validation import Bool, Pattern, Str, StrictSchema
 from app.webhooks import delivery
-from app.webhooks.secret_token import is_valid_secret_token
+from app.webhooks.secret_token import SECRET_TOKEN
 from app.webhooks.urls import validate_webhook_url
-
-
-def _secret_token_rule(value: str) -> str:
-    # The message never repeats the value: it is a credential.
-    if not is_valid_secret_token(value):
-        raise ValidationError("must be 16 to 256 ASCII letters, digits, '_' or '-'")
-    return value
 
 
 class SetWebhookSchema(StrictSchema):
     url = Str(required=True)
-    secret_token = Str(required=True, validate=[_secret_token_rule])
+    # The message never repeats the value: it is a credential.
+    secret_token = Pattern(SECRET_TOKEN, "must be 16 to 256 ASCII letters, digits, '_' or '-'",
+                           required=True)
     drop_pending_updates = Bool(load_default=False)
 
 
@@ -41,7 +34,8 @@ def check_url(call: Call) -> None:
                          resolve=delivery.resolver)
 
 
-@api_method("setWebhook", SetWebhookSchema(), prepare=check_url)
+@api_method("setWebhook", SetWebhookSchema(), prepare=check_url, result=results.TRUE,
+            summary="Receive updates at an HTTPS URL instead of polling")
 def set_webhook(call: Call) -> bool:
     # Stored as given, and shown so by getWebhookInfo; every delivery parses
     # and resolves it again (its normalized form is what is contacted).
@@ -52,13 +46,15 @@ def set_webhook(call: Call) -> bool:
     return True
 
 
-@api_method("deleteWebhook", DeleteWebhookSchema())
+@api_method("deleteWebhook", DeleteWebhookSchema(), result=results.TRUE,
+            summary="Stop webhook delivery and poll again")
 def delete_webhook(call: Call) -> bool:
     webhooks.delete_webhook(call.conn, call.bot.id, call.params["drop_pending_updates"])
     return True
 
 
-@api_method("getWebhookInfo")
+@api_method("getWebhookInfo", result=results.WebhookInfo,
+            summary="The webhook's address, queue and last delivery outcomes")
 def get_webhook_info(call: Call) -> dict:
     return webhooks.webhook_info(call.conn, call.bot.id, clock.time())
 

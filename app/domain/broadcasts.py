@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from app.clock import now
 from app.domain.bots import is_platform_disabled
-from app.envelope import dumps
 from app.errors import ApiError, ErrorCode
+from app.jsontext import dumps
 from app.pagination import PatternCursor, ScopedIntCursor, page
 
 BROADCAST_ID = re.compile(r"^bc_[0-9a-f]{32}$")

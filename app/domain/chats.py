@@ -5,7 +5,6 @@ and is random per (bot, user) pair: never derived from the user.
 """
 from __future__ import annotations
 
-import re
 import secrets
 import sqlite3
 
@@ -15,8 +14,7 @@ from app.domain import callbacks, messages
 from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update
 from app.errors import ApiError, ErrorCode, invalid
-
-START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
+from app.validation import START_PARAMETER
 
 
 def new_chat_id() -> str:

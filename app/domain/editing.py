@@ -22,8 +22,8 @@ import sqlite3
 from app.clock import now
 from app.domain import messages
 from app.domain.chats import require_active_chat, require_chat
-from app.envelope import dumps
 from app.errors import ApiError, ErrorCode, invalid
+from app.jsontext import dumps
 
 # The default for an edit's reply_markup: leave the message's buttons as they are
 # (``None`` removes them).

@@ -24,7 +24,9 @@ _SIG = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 def signature(secret_key: bytes, file_id: str, bot_id: int, exp: int) -> str:
-    message = f"botsvc-download\n{file_id}\n{bot_id}\n{exp}".encode("ascii")
+    # Any text signs (a forged link may carry anything as its id); real
+    # file_ids are ASCII, so their bytes are the same in every encoding.
+    message = f"botsvc-download\n{file_id}\n{bot_id}\n{exp}".encode("utf-8", "surrogatepass")
     return hmac.new(secret_key, message, hashlib.sha256).hexdigest()
 
 

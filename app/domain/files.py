@@ -19,12 +19,12 @@ import sqlite3
 from dataclasses import dataclass
 
 from app import clock, owner
-from app.errors import ApiError, invalid, media_rejected
+from app.errors import ApiError, Reason, invalid, media_rejected
 from app.media import MediaConfig, ProcessedFile, process_upload
+from app.validation import FILE_ID
 
 log = logging.getLogger(__name__)
 
-FILE_ID = re.compile(r"^[a-f0-9]{48}\Z")
 STORAGE_NAME = re.compile(r"^[a-f0-9]{32}\Z")
 KINDS = ("photo", "video", "animation", "audio", "document")
 # What a Message's ``media`` object shows of a file (DECISIONS §3).
@@ -115,7 +115,7 @@ def used_bytes(conn: sqlite3.Connection, bot_id: int) -> int:
 
 
 def quota_exceeded(field: str, quota: int) -> ApiError:
-    return media_rejected(field, "quota_exceeded",
+    return media_rejected(field, Reason.QUOTA_EXCEEDED,
                           f"The bot's storage quota of {quota} bytes would be exceeded")
 
 

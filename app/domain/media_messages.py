@@ -28,12 +28,10 @@ from app.domain.editing import (
 )
 from app.domain.files import StoredUpload
 from app.domain.updates import enqueue_update
-from app.errors import invalid
+from app.errors import Reason, invalid
 from app.media import MediaConfig
-from app.validation import utf8_len
+from app.validation import MEDIA_TYPES
 
-CAPTION_MAX_BYTES = 4096
-MEDIA_TYPES = ("photo", "voice", "video", "audio", "document", "animation")
 GROUP_TYPES = ("photo", "video")
 KINDS_FOR_TYPE = {
     "photo": ("photo",),
@@ -53,7 +51,7 @@ def check_kind(type: str, kind: str, field: str, path: str | None = None) -> Non
         return
     allowed = " or ".join(KINDS_FOR_TYPE[type])
     raise invalid(field, f"{path or field}: a file of kind {kind} cannot be sent as {type}"
-                         f" (it needs {allowed})", reason="type_mismatch",
+                         f" (it needs {allowed})", reason=Reason.TYPE_MISMATCH,
                   **({"path": path} if path else {}))
 
 
@@ -146,9 +144,7 @@ def user_send_media_file(conn: sqlite3.Connection, config: MediaConfig, data_dir
                          type: str | None = None) -> dict:
     """A user sends a file (already in quarantine) to the bot: the checks that
     need no file, then the bots' upload pipeline outside any transaction,
-    then ``user_send_media``. Used by userSendMedia and ``botsvc user-send-media``."""
-    if caption is not None and utf8_len(caption) > CAPTION_MAX_BYTES:
-        raise invalid("caption", f"caption must be at most {CAPTION_MAX_BYTES} bytes of UTF-8")
+    then ``user_send_media``. Used by userSendMedia (and so ``botsvc user-send-media``)."""
     check_active(user_chat(conn, bot_id, user_id))
     files.check_quota_room(conn, bot_id, quota, "file")
     stored = files.process_and_store(config, data_dir, src_path, file_name, declared_mime, "file")

@@ -13,8 +13,8 @@ import sqlite3
 
 from app.clock import now
 from app.domain.keyboards import stored_keyboard
-from app.envelope import dumps
 from app.errors import ApiError, ErrorCode
+from app.jsontext import dumps
 
 CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
 # The SET clause that turns a message into a tombstone (migration 0006 did the

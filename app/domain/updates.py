@@ -11,7 +11,7 @@ import sqlite3
 
 from app.clock import now
 from app.db import after_commit
-from app.envelope import dumps
+from app.jsontext import dumps
 
 RETENTION_SECONDS = 24 * 3600
 

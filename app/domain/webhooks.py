@@ -27,6 +27,7 @@ from app import clock
 from app.db import transaction
 from app.domain import updates, webhook_deliveries
 from app.domain.webhook_deliveries import Attempt
+from app.jsontext import dumps
 
 FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 600.0
@@ -158,8 +159,8 @@ def claim_due(conn: sqlite3.Connection, now: float, limit: int, lease_seconds: f
         for row in leased:
             payload = conn.execute("SELECT payload FROM updates WHERE update_id = ?",
                                    (row["leased_update_id"],)).fetchone()["payload"]
-            body = json.dumps({"update_id": row["leased_update_id"], **json.loads(payload)},
-                              ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            body = dumps({"update_id": row["leased_update_id"],
+                          **json.loads(payload)}).encode("utf-8")
             claims.append(Claim(row["bot_id"], row["leased_update_id"], row["generation"],
                                 params["token"], row["url"], row["secret_token"], body))
     return claims

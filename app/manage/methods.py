@@ -2,14 +2,25 @@
 from __future__ import annotations
 
 from flask import current_app
-from marshmallow import validate
 
-from app.api.files import FilePart
-from app.api.media import Caption
+from app import results
 from app.domain import bots, chats, media_messages
-from app.domain.keyboards import CALLBACK_DATA_MAX_BYTES
+from app.errors import ErrorCode
 from app.manage.dispatch import operator_method
-from app.validation import Bool, Int, MessageId, Pattern, Str, StrictSchema, Text
+from app.validation import (
+    CALLBACK_DATA_MAX_BYTES,
+    START_PARAMETER,
+    Bool,
+    Caption,
+    FilePart,
+    Int,
+    MediaType,
+    MessageId,
+    MessageText,
+    Pattern,
+    StrictSchema,
+    Text,
+)
 
 USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 
@@ -43,68 +54,83 @@ class UserBotSchema(StrictSchema):
 
 
 class UserStartSchema(UserBotSchema):
-    start_parameter = Pattern(r"^[A-Za-z0-9_-]{1,64}\Z",
+    start_parameter = Pattern(START_PARAMETER,
                               "start_parameter must be 1 to 64 ASCII letters, digits, _ or -")
 
 
 class UserSendMessageSchema(UserBotSchema):
-    text = Text(min_bytes=1, max_bytes=16384, required=True,
-                validate=[validate.Length(min=1)])
+    text = MessageText(required=True)
     reply_to_message_id = MessageId()
 
 
-@operator_method("createBot", CreateBotSchema())
+# A user acting in a chat: it must exist, and (to message the bot) be active.
+CHAT_ERRORS = (ErrorCode.CHAT_NOT_FOUND,)
+ACTIVE_CHAT_ERRORS = (*CHAT_ERRORS, ErrorCode.BOT_NOT_STARTED, ErrorCode.BOT_BLOCKED)
+
+
+@operator_method("createBot", CreateBotSchema(), result=results.CreatedBot,
+                 summary="Create a bot and its first token (shown only once)")
 def create_bot(conn, p):
     bot, token = bots.create_bot(conn, p["username"], p.get("display_name"),
                                  p.get("description"))
     return {"bot": bot, "token": token}
 
 
-@operator_method("rotateToken", BotIdSchema())
+@operator_method("rotateToken", BotIdSchema(), result=results.Token,
+                 summary="Issue a new token; the old one stops working at once")
 def rotate_token(conn, p):
     return {"token": bots.rotate_token(conn, p["bot_id"])}
 
 
-@operator_method("setBotDisabled", SetBotDisabledSchema())
+@operator_method("setBotDisabled", SetBotDisabledSchema(), result=results.TRUE,
+                 summary="Disable or re-enable a bot (BOT_DISABLED on all its calls)")
 def set_bot_disabled(conn, p):
     bots.set_bot_disabled(conn, p["bot_id"], p["disabled"])
     return True
 
 
-@operator_method("setPlatformDisabled", SetPlatformDisabledSchema())
+@operator_method("setPlatformDisabled", SetPlatformDisabledSchema(), result=results.TRUE,
+                 summary="Disable or re-enable the whole platform (PLATFORM_DISABLED)")
 def set_platform_disabled(conn, p):
     bots.set_platform_disabled(conn, p["disabled"])
     return True
 
 
-@operator_method("listBots")
+@operator_method("listBots", result=results.ListOf(results.ListedBot),
+                 summary="Every bot, with its disabled switch")
 def list_bots(conn, p):
     return bots.list_bots(conn)
 
 
-@operator_method("createUser", CreateUserSchema())
+@operator_method("createUser", CreateUserSchema(), result=results.CreatedUser,
+                 summary="Create a simulated messenger user")
 def create_user(conn, p):
     return {"user_id": bots.create_user(conn, p.get("display_name"))}
 
 
-@operator_method("userStart", UserStartSchema())
+@operator_method("userStart", UserStartSchema(), result=results.StartedChat,
+                 summary="The user presses Start for the bot")
 def user_start(conn, p):
     return chats.user_start(conn, p["bot_id"], p["user_id"], p.get("start_parameter"))
 
 
-@operator_method("userStop", UserBotSchema())
+@operator_method("userStop", UserBotSchema(), result=results.TRUE, errors=CHAT_ERRORS,
+                 summary="The user stops the bot (nothing changes if not active)")
 def user_stop(conn, p):
     chats.user_stop(conn, p["bot_id"], p["user_id"])
     return True
 
 
-@operator_method("userBlock", UserBotSchema())
+@operator_method("userBlock", UserBotSchema(), result=results.TRUE, errors=CHAT_ERRORS,
+                 summary="The user blocks the bot")
 def user_block(conn, p):
     chats.user_block(conn, p["bot_id"], p["user_id"])
     return True
 
 
-@operator_method("userSendMessage", UserSendMessageSchema())
+@operator_method("userSendMessage", UserSendMessageSchema(), result=results.Message,
+                 errors=(*ACTIVE_CHAT_ERRORS, ErrorCode.MESSAGE_NOT_FOUND),
+                 summary="The user sends a text (/start [param] and /stop act as such)")
 def user_send_message(conn, p):
     return chats.user_send_message(conn, p["bot_id"], p["user_id"], p["text"],
                                    p.get("reply_to_message_id"))
@@ -115,13 +141,16 @@ class UserClickButtonSchema(UserBotSchema):
     callback_data = Text(min_bytes=1, max_bytes=CALLBACK_DATA_MAX_BYTES, required=True)
 
 
-@operator_method("userClickButton", UserClickButtonSchema())
+@operator_method("userClickButton", UserClickButtonSchema(), result=results.ClickedButton,
+                 errors=(*ACTIVE_CHAT_ERRORS, ErrorCode.MESSAGE_NOT_FOUND),
+                 summary="The user clicks a callback button on a bot's message")
 def user_click_button(conn, p):
     return chats.user_click_button(conn, p["bot_id"], p["user_id"], p["message_id"],
                                    p["callback_data"])
 
 
-@operator_method("userGetChat", UserBotSchema())
+@operator_method("userGetChat", UserBotSchema(), result=results.UserChat, errors=CHAT_ERRORS,
+                 summary="The chat as the user sees it now")
 def user_get_chat(conn, p):
     return chats.user_view(conn, p["bot_id"], p["user_id"])
 
@@ -129,11 +158,12 @@ def user_get_chat(conn, p):
 class UserSendMediaSchema(UserBotSchema):
     file = FilePart(required=True)
     caption = Caption()
-    type = Str(validate=[validate.OneOf(media_messages.MEDIA_TYPES, error="must be one of "
-                                        + ", ".join(media_messages.MEDIA_TYPES))])
+    type = MediaType(metadata={"description": "default: from the file's kind"})
 
 
-@operator_method("userSendMedia", UserSendMediaSchema())
+@operator_method("userSendMedia", UserSendMediaSchema(), result=results.Message,
+                 errors=(*ACTIVE_CHAT_ERRORS, ErrorCode.DEPENDENCY_UNAVAILABLE),
+                 summary="The user sends a file (multipart field file) to the bot")
 def user_send_media(conn, p):
     settings, upload = current_app.config["SETTINGS"], p["file"]
     return media_messages.user_send_media_file(

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from app.errors import media_rejected
+from app.errors import Reason, media_rejected
 
 from .config import MediaConfig
 from .detect import Extension
@@ -64,7 +64,7 @@ def probe(config: MediaConfig, cwd: str, name: str, demuxer: str, field: str) ->
     if result.returncode != 0:
         if out_of_memory(result):
             raise tool_failed("ffprobe", result, "out of memory")
-        raise media_rejected(field, "corrupt_file", "The media file cannot be read")
+        raise media_rejected(field, Reason.CORRUPT_FILE, "The media file cannot be read")
     try:
         data = json.loads(result.stdout)
     except ValueError:
@@ -97,14 +97,14 @@ def _check_video_size(stream: dict, field: str) -> None:
 
 def _require_codec(stream: dict, field: str) -> None:
     if not stream.get("codec_name") or stream.get("codec_name") == "none":
-        raise media_rejected(field, "unsupported_type", "A media stream uses an unknown codec")
+        raise media_rejected(field, Reason.UNSUPPORTED_TYPE, "A media stream uses an unknown codec")
 
 
 def plan(data: dict, info: Extension, field: str) -> AvPlan:
     streams = data["streams"]
     if len(streams) > MAX_STREAMS:
         raise media_rejected(
-            field, "streams", f"The file has {len(streams)} streams; at most {MAX_STREAMS} are accepted"
+            field, Reason.STREAMS, f"The file has {len(streams)} streams; at most {MAX_STREAMS} are accepted"
         )
     # Cover art is a video stream flagged attached_pic: it is not video.
     video = [s for s in streams if s.get("codec_type") == "video"
@@ -112,19 +112,19 @@ def plan(data: dict, info: Extension, field: str) -> AvPlan:
     audio = [s for s in streams if s.get("codec_type") == "audio"]
     duration = _duration(data)
     if duration is not None and duration > MAX_DURATION:
-        raise media_rejected(field, "duration", f"The media is longer than {MAX_DURATION:g} seconds")
+        raise media_rejected(field, Reason.DURATION, f"The media is longer than {MAX_DURATION:g} seconds")
     if info.format.name == "gif":
         if len(video) != 1:
-            raise media_rejected(field, "streams", "The GIF has no image stream")
+            raise media_rejected(field, Reason.STREAMS, "The GIF has no image stream")
         _check_video_size(video[0], field)
         # One-frame GIFs have no duration and are still accepted as animations.
         return AvPlan("animation", int(video[0]["index"]), None, 0, duration or 0.0)
     if video and info.audio_only:
-        raise media_rejected(field, "type_mismatch", "An audio file type holds a video stream")
+        raise media_rejected(field, Reason.TYPE_MISMATCH, "An audio file type holds a video stream")
     if not video and not audio:
-        raise media_rejected(field, "streams", "The file has no audio or video stream")
+        raise media_rejected(field, Reason.STREAMS, "The file has no audio or video stream")
     if duration is None or duration <= 0:
-        raise media_rejected(field, "duration", "The media has no positive duration")
+        raise media_rejected(field, Reason.DURATION, "The media has no positive duration")
     for stream in video:
         _check_video_size(stream, field)
     for stream in video[:1] + audio[:1]:
@@ -181,9 +181,9 @@ def _conversion_failed(result, field: str):
     if out_of_memory(result):
         return tool_failed("ffmpeg", result, "out of memory")
     if b"Decoder (codec" in result.stderr or b"Error while opening decoder" in result.stderr:
-        return media_rejected(field, "unsupported_type", "A media stream uses an unsupported codec")
+        return media_rejected(field, Reason.UNSUPPORTED_TYPE, "A media stream uses an unsupported codec")
     if b"Invalid data found" in result.stderr:
-        return media_rejected(field, "corrupt_file", "The media file cannot be decoded")
+        return media_rejected(field, Reason.CORRUPT_FILE, "The media file cannot be decoded")
     return tool_failed("ffmpeg", result, "conversion failed")
 
 
@@ -210,7 +210,7 @@ def _output_metadata(config, cwd, name, demuxer, p: AvPlan, field: str) -> dict:
     data = probe(config, cwd, name, demuxer, field)
     duration = _duration(data)
     if duration is None or duration <= 0:
-        raise media_rejected(field, "duration", "The converted media has no positive duration")
+        raise media_rejected(field, Reason.DURATION, "The converted media has no positive duration")
     meta: dict = {"duration": round(duration, 3)}
     for stream in data["streams"]:
         if stream.get("codec_type") == "video":
@@ -218,5 +218,5 @@ def _output_metadata(config, cwd, name, demuxer, p: AvPlan, field: str) -> dict:
             break
     else:
         if p.kind != "audio":
-            raise media_rejected(field, "corrupt_file", "The video has no decodable frames")
+            raise media_rejected(field, Reason.CORRUPT_FILE, "The video has no decodable frames")
     return meta

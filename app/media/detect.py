@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from app.errors import dependency_unavailable, media_rejected
+from app.errors import Reason, dependency_unavailable, media_rejected
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ UNDECLARED = frozenset({"", "application/octet-stream"})
 def extension_info(ext: str, field: str) -> Extension:
     info = EXTENSIONS.get(ext)
     if info is None:
-        raise media_rejected(field, "unsupported_type", f"Files of type .{ext[:16]} are not accepted")
+        raise media_rejected(field, Reason.UNSUPPORTED_TYPE, f"Files of type .{ext[:16]} are not accepted")
     return info
 
 
@@ -108,7 +108,7 @@ def check_declared(info: Extension, ext: str, declared: str | None, field: str) 
         return
     if mime not in info.declared:
         raise media_rejected(
-            field, "type_mismatch", f"The declared type does not match the .{ext} extension"
+            field, Reason.TYPE_MISMATCH, f"The declared type does not match the .{ext} extension"
         )
 
 
@@ -141,6 +141,6 @@ def check_content(info: Extension, ext: str, real_mime: str, field: str) -> None
     if real_mime in info.format.magic:
         return
     if _accepted_anywhere(real_mime):
-        raise media_rejected(field, "type_mismatch", f"The content does not match the .{ext} extension")
+        raise media_rejected(field, Reason.TYPE_MISMATCH, f"The content does not match the .{ext} extension")
     # Executables, scripts, HTML, SVG, archives, Office files, unknown data.
-    raise media_rejected(field, "unsupported_type", f"Content of type {real_mime} is not accepted")
+    raise media_rejected(field, Reason.UNSUPPORTED_TYPE, f"Content of type {real_mime} is not accepted")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps
 
-from app.errors import media_rejected
+from app.errors import Reason, media_rejected
 
 MAX_SIDE = 8192
 MAX_PIXELS = 16_000_000
@@ -38,11 +38,11 @@ class ImageResult:
 
 def check_dimensions(width: int, height: int, field: str, max_side: int, max_pixels: int) -> None:
     if width <= 0 or height <= 0:
-        raise media_rejected(field, "dimensions", "The image has no size")
+        raise media_rejected(field, Reason.DIMENSIONS, "The image has no size")
     if width > max_side or height > max_side or width * height > max_pixels:
         raise media_rejected(
             field,
-            "dimensions",
+            Reason.DIMENSIONS,
             f"The image is {width}x{height}; at most {max_side} per side and "
             f"{max_pixels} pixels are accepted",
         )
@@ -54,12 +54,12 @@ def _open(path: str, fmt: str, field: str) -> Image.Image:
     try:
         im = Image.open(path, formats=_PIL_FORMATS[fmt])
     except Image.DecompressionBombError:
-        raise media_rejected(field, "dimensions", "The image is too large") from None
+        raise media_rejected(field, Reason.DIMENSIONS, "The image is too large") from None
     except Exception:
-        raise media_rejected(field, "corrupt_file", "The image cannot be decoded") from None
+        raise media_rejected(field, Reason.CORRUPT_FILE, "The image cannot be decoded") from None
     if im.format not in _ACCEPT_AS[fmt]:
         im.close()
-        raise media_rejected(field, "type_mismatch", "The image content does not match its type")
+        raise media_rejected(field, Reason.TYPE_MISMATCH, "The image content does not match its type")
     return im
 
 
@@ -99,14 +99,14 @@ def normalize_image(src: str, fmt: str, out_dir: str, field: str) -> ImageResult
         if fmt in ("png", "webp") and getattr(im, "n_frames", 1) > 1:
             # Never silently cut an animation to its first frame.
             raise media_rejected(
-                field, "animated_image", "Animated PNG and WebP images are not accepted; send a GIF or MP4"
+                field, Reason.ANIMATED_IMAGE, "Animated PNG and WebP images are not accepted; send a GIF or MP4"
             )
         try:
             im.load()
             out = ImageOps.exif_transpose(im)
             out = _output_mode(_to_srgb(out), fmt)
         except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError):
-            raise media_rejected(field, "corrupt_file", "The image cannot be decoded") from None
+            raise media_rejected(field, Reason.CORRUPT_FILE, "The image cannot be decoded") from None
         # Some encoders fall back to im.info (PNG writes its ICC profile from
         # there): start from an empty one so nothing but pixels is written.
         out.info = {}

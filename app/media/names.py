@@ -10,7 +10,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from app.errors import media_rejected
+from app.errors import Reason, media_rejected
 
 # Inner extensions that a server would execute, a browser render, or a
 # desktop run. Media extensions and ordinary words are fine as inner parts.
@@ -52,11 +52,11 @@ def parse_name(raw: str | None, field: str) -> UploadName:
     cleaned = _clean(raw or "")
     parts = cleaned.split(".")
     if len(parts) < 2 or not parts[-1].strip():
-        raise media_rejected(field, "unsupported_type", "The file name must end in an accepted extension")
+        raise media_rejected(field, Reason.UNSUPPORTED_TYPE, "The file name must end in an accepted extension")
     for inner in parts[1:-1]:
         if inner.strip().lower() in DANGEROUS_INNER:
             raise media_rejected(
-                field, "double_extension", "The file name has an unsafe double extension"
+                field, Reason.DOUBLE_EXTENSION, "The file name has an unsafe double extension"
             )
     ext = parts[-1].strip().lower()
     return UploadName(stem=_display_stem(".".join(parts[:-1])), ext=ext)

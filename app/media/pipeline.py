@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 from app import owner
-from app.errors import media_rejected
+from app.errors import Reason, media_rejected
 
 from . import av, detect, images, names, polyglot, scanner, text
 from .config import MediaConfig
@@ -99,7 +99,7 @@ def process_upload(
     info = detect.extension_info(name.ext, field)
     detect.check_declared(info, name.ext, declared_mime, field)
     if os.path.getsize(src_path) == 0:
-        raise media_rejected(field, "empty_file", "The file is empty")
+        raise media_rejected(field, Reason.EMPTY_FILE, "The file is empty")
     os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
     # Names carry this process (app/owner.py): what a killed process leaves
     # here is removed at the next start.

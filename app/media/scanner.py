@@ -15,7 +15,7 @@ import socket
 import struct
 import time
 
-from app.errors import dependency_unavailable, media_rejected
+from app.errors import Reason, dependency_unavailable, media_rejected
 
 from .config import MediaConfig
 from .runner import run_tool, tool_failed
@@ -39,9 +39,9 @@ def scan(config: MediaConfig, cwd: str, name: str, field: str) -> None:
         return
     if signature.startswith(_LIMIT_PREFIX):
         raise media_rejected(
-            field, "scan_limit_exceeded", "The file exceeds the virus scanner's limits and cannot be verified"
+            field, Reason.SCAN_LIMIT_EXCEEDED, "The file exceeds the virus scanner's limits and cannot be verified"
         )
-    raise media_rejected(field, "infected", f"The virus scanner rejected the file ({signature})")
+    raise media_rejected(field, Reason.INFECTED, f"The virus scanner rejected the file ({signature})")
 
 
 def clamscan_argv(config: MediaConfig, name: str) -> list[str]:

@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from app.errors import media_rejected
+from app.errors import Reason, media_rejected
 
 MAX_BYTES = 5 * 1024 * 1024
 BOM = b"\xef\xbb\xbf"
@@ -59,26 +59,26 @@ def _reject_constant(name: str):
 
 def normalize_text(src: str, ext: str, out_dir: str, field: str) -> TextResult:
     if os.path.getsize(src) > MAX_BYTES:
-        raise media_rejected(field, "text_too_large", "Text documents are limited to 5 MiB")
+        raise media_rejected(field, Reason.TEXT_TOO_LARGE, "Text documents are limited to 5 MiB")
     with open(src, "rb") as fh:
         data = fh.read(MAX_BYTES + 1)
     if data.startswith(BOM):
         data = data[len(BOM):]
     if not data:
-        raise media_rejected(field, "empty_file", "The file is empty")
+        raise media_rejected(field, Reason.EMPTY_FILE, "The file is empty")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise media_rejected(field, "text_invalid", "The document is not valid UTF-8") from None
+        raise media_rejected(field, Reason.TEXT_INVALID, "The document is not valid UTF-8") from None
     if _CONTROL.search(text):
-        raise media_rejected(field, "text_invalid", "The document contains control characters")
+        raise media_rejected(field, Reason.TEXT_INVALID, "The document contains control characters")
     if _MARKUP.search(text):
-        raise media_rejected(field, "active_markup", "The document contains active markup")
+        raise media_rejected(field, Reason.ACTIVE_MARKUP, "The document contains active markup")
     if ext == "json":
         try:
             json.loads(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError):
-            raise media_rejected(field, "text_invalid", "The document is not valid JSON") from None
+            raise media_rejected(field, Reason.TEXT_INVALID, "The document is not valid JSON") from None
     path = os.path.join(out_dir, f"out.{ext}")
     with open(path, "wb") as fh:
         fh.write(data)

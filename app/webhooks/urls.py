@@ -34,7 +34,7 @@ from urllib.parse import quote, urlsplit
 
 import idna
 
-from app.errors import ApiError, invalid
+from app.errors import ApiError, Reason, invalid
 from app.webhooks.addresses import (
     IPAddress,
     Resolver,
@@ -80,16 +80,16 @@ class WebhookTarget:
         return host if self.port == default else f"{host}:{self.port}"
 
 
-def _reject(reason: str, description: str) -> ApiError:
-    return invalid("url", description, reason=reason)
+def _reject(reason: Reason | str, description: str) -> ApiError:
+    return invalid("url", description, reason=Reason(reason))
 
 
 def _check_characters(url: str) -> None:
     for ch in url:
         if unicodedata.category(ch) in _REFUSED_CATEGORIES:
-            raise _reject("control_characters", "url must not contain control characters or whitespace")
+            raise _reject(Reason.CONTROL_CHARACTERS, "url must not contain control characters or whitespace")
     if len(url.encode("utf-8")) > MAX_URL_BYTES:
-        raise _reject("too_long", f"url must be at most {MAX_URL_BYTES} bytes")
+        raise _reject(Reason.TOO_LONG, f"url must be at most {MAX_URL_BYTES} bytes")
 
 
 def _split_netloc(netloc: str) -> tuple[str, bool, str | None]:
@@ -98,10 +98,10 @@ def _split_netloc(netloc: str) -> tuple[str, bool, str | None]:
         close = netloc.find("]")
         rest = netloc[close + 1:]
         if close < 0 or (rest and not rest.startswith(":")):
-            raise _reject("malformed", "url has a malformed host")
+            raise _reject(Reason.MALFORMED, "url has a malformed host")
         return netloc[1:close], True, (rest[1:] if rest else None)
     if netloc.count(":") > 1:
-        raise _reject("malformed", "url has a malformed host")
+        raise _reject(Reason.MALFORMED, "url has a malformed host")
     host, sep, port = netloc.partition(":")
     return host, False, (port if sep else None)
 
@@ -112,23 +112,23 @@ def _parse_port(port_text: str | None, scheme: str, allow_private: bool) -> int:
     elif _PORT.fullmatch(port_text) and 1 <= int(port_text) <= 65535:
         port = int(port_text)
     else:
-        raise _reject("port", "url port must be a number from 1 to 65535")
+        raise _reject(Reason.PORT, "url port must be a number from 1 to 65535")
     if port != 443 and not allow_private:
-        raise _reject("port", "url port must be 443")
+        raise _reject(Reason.PORT, "url port must be 443")
     return port
 
 
 def _parse_host(host_text: str, bracketed: bool, allow_private: bool) -> tuple[str, IPAddress | None]:
     """(A-label host or literal text, literal address or None)."""
     if not host_text:
-        raise _reject("malformed", "url must have a host name")
+        raise _reject(Reason.MALFORMED, "url must have a host name")
     if bracketed:
         try:
             literal = ipaddress.IPv6Address(host_text)
         except ValueError:
-            raise _reject("malformed", "url has a malformed host") from None
+            raise _reject(Reason.MALFORMED, "url has a malformed host") from None
         if not allow_private:
-            raise _reject("ip_literal", "url host must be a DNS name, not an IP address")
+            raise _reject(Reason.IP_LITERAL, "url host must be a DNS name, not an IP address")
         return str(literal), literal
     try:
         # UTS46 mapping first, so that the checks below see what DNS would:
@@ -136,11 +136,11 @@ def _parse_host(host_text: str, bracketed: bool, allow_private: bool) -> tuple[s
         # all fold to ASCII (ⓛⓞⓒⓐⓛⓗⓞⓢⓣ is localhost).
         host = idna.encode(host_text, uts46=True, std3_rules=True, transitional=False).decode("ascii")
     except (UnicodeError, ValueError):
-        raise _reject("host", "url host is not a valid DNS name") from None
+        raise _reject(Reason.HOST, "url host is not a valid DNS name") from None
     if host.endswith("."):
         host = host[:-1]               # the same name written as absolute
     if not host or len(host) > 253:
-        raise _reject("host", "url host is not a valid DNS name")
+        raise _reject(Reason.HOST, "url host is not a valid DNS name")
     if _NUMERIC_LABEL.fullmatch(host.rsplit(".", 1)[-1]):
         # Only a literal typed in canonical dotted-quad ASCII is accepted, and
         # only when private addresses are; 127.1, 0x7f000001, ①②⑦.0.0.1 never.
@@ -150,7 +150,7 @@ def _parse_host(host_text: str, bracketed: bool, allow_private: bool) -> tuple[s
             literal = None
         if allow_private and literal is not None and host_text.rstrip(".") == host:
             return host, literal
-        raise _reject("ip_literal", "url host must be a DNS name, not an IP address")
+        raise _reject(Reason.IP_LITERAL, "url host must be a DNS name, not an IP address")
     return host, None
 
 
@@ -159,9 +159,9 @@ def _check_name_policy(host: str, allow_private: bool) -> None:
     for i in range(len(labels)):
         if ".".join(labels[i:]) in RESERVED_SUFFIXES:
             hint = " (use an IP literal such as 127.0.0.1 for a local receiver)" if allow_private else ""
-            raise _reject("reserved_name", f"url host {host} is a special-use name, not a public DNS name{hint}")
+            raise _reject(Reason.RESERVED_NAME, f"url host {host} is a special-use name, not a public DNS name{hint}")
     if len(labels) < 2:
-        raise _reject("single_label", "url host must be a fully qualified public DNS name")
+        raise _reject(Reason.SINGLE_LABEL, "url host must be a fully qualified public DNS name")
 
 
 def _encode_non_ascii(text: str) -> str:
@@ -174,23 +174,23 @@ def parse_webhook_url(url: object, *, allow_private: bool) -> WebhookTarget:
     """Check the syntax, scheme, credentials, fragment, port and host of
     ``url`` (no DNS, no name policy) and return its normalized parts."""
     if not isinstance(url, str) or not url:
-        raise _reject("malformed", "url must be a non-empty string")
+        raise _reject(Reason.MALFORMED, "url must be a non-empty string")
     _check_characters(url)
     try:
         parts = urlsplit(url)
     except ValueError:
-        raise _reject("malformed", "url is not a valid URL") from None
+        raise _reject(Reason.MALFORMED, "url is not a valid URL") from None
     scheme = parts.scheme
     if scheme != "https" and not (allow_private and scheme == "http"):
-        raise _reject("scheme", "url must use https")
+        raise _reject(Reason.SCHEME, "url must use https")
     if "#" in url:
-        raise _reject("fragment", "url must not contain a fragment")
+        raise _reject(Reason.FRAGMENT, "url must not contain a fragment")
     if not parts.netloc:
-        raise _reject("malformed", "url must be an absolute URL with a host name")
+        raise _reject(Reason.MALFORMED, "url must be an absolute URL with a host name")
     if "@" in parts.netloc:
-        raise _reject("credentials", "url must not contain credentials")
+        raise _reject(Reason.CREDENTIALS, "url must not contain credentials")
     if "%" in parts.netloc:
-        raise _reject("host", "url host must not be percent-encoded")
+        raise _reject(Reason.HOST, "url host must not be percent-encoded")
     host_text, bracketed, port_text = _split_netloc(parts.netloc)
     port = _parse_port(port_text, scheme, allow_private)
     host, literal = _parse_host(host_text, bracketed, allow_private)
@@ -201,7 +201,7 @@ def parse_webhook_url(url: object, *, allow_private: bool) -> WebhookTarget:
     target = WebhookTarget("", scheme, host, port, request_target, literal)
     normalized = f"{scheme}://{target.host_header}{request_target}"
     if len(normalized.encode("ascii")) > MAX_URL_BYTES:
-        raise _reject("too_long", f"url must be at most {MAX_URL_BYTES} bytes")
+        raise _reject(Reason.TOO_LONG, f"url must be at most {MAX_URL_BYTES} bytes")
     return WebhookTarget(normalized, scheme, host, port, request_target, literal)
 
 
@@ -218,7 +218,7 @@ def validate_webhook_url(url: str, *, allow_private: bool, resolve: Resolver = d
     target = parse_webhook_url(url, allow_private=allow_private)
     if target.literal is not None:
         if not is_allowed_address(target.literal, allow_private=allow_private):
-            raise _reject("non_public_address", "url host is an address that may not be used")
+            raise _reject(Reason.NON_PUBLIC_ADDRESS, "url host is an address that may not be used")
         return target.url
     _check_name_policy(target.host, allow_private)
     try:

@@ -1,0 +1,34 @@
+"""The bot's text and card messages: the one send path of sendMessage and
+sendCard, of their broadcasts, and of tests. (Media messages are in
+media_messages.) A receipt card is display only; nothing here performs a
+payment.
+"""
+from __future__ import annotations
+
+import sqlite3
+
+from app.domain import messages
+from app.domain.chats import require_active_chat
+
+
+def send_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, text: str,
+              reply_to_message_id: int | None = None,
+              reply_markup: dict | None = None) -> dict:
+    """The bot sends a text message to an active chat; returns the Message."""
+    return _send(conn, bot_id, chat_id, "text", {"text": text, "reply_markup": reply_markup},
+                 reply_to_message_id)
+
+
+def send_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, card: dict,
+              reply_markup: dict | None = None,
+              reply_to_message_id: int | None = None) -> dict:
+    """The bot sends a validated card to an active chat; returns the Message."""
+    return _send(conn, bot_id, chat_id, "card", {"card": card, "reply_markup": reply_markup},
+                 reply_to_message_id)
+
+
+def _send(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, content: dict,
+          reply_to_message_id: int | None) -> dict:
+    chat = require_active_chat(conn, bot_id, chat_id)
+    return messages.send_message(conn, bot_id, chat, type=type, content=content,
+                                 reply_to_message_id=reply_to_message_id)

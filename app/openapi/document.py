@@ -1,0 +1,170 @@
+"""The OpenAPI 3.1 document, generated from the method catalogue
+(DECISIONS §10): every /v2 method, every /manage/v1 method, then the routes
+described in routes.py. Request and result schemas come from the very
+marshmallow schemas that validate and describe the methods; the failure
+answers of each operation list the error codes that operation can give,
+grouped by HTTP status.
+"""
+from __future__ import annotations
+
+import warnings
+
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.common import resolve_schema_cls
+
+from app.api.dispatch import PIPELINE_ERRORS
+from app.api.registry import METHODS
+from app.catalogue import Catalogue, Method
+from app.errors import ErrorCode, Reason
+from app.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
+from app.openapi import fields as field_rules
+from app.openapi import routes
+from app.validation import ButtonSchema, FilePart
+
+CONTRACT_VERSION = "2.0.0"
+IDEMPOTENCY_KEY = "IdempotencyKey"  # the parameter component, by name
+JSON = "application/json"
+MULTIPART = "multipart/form-data"
+# Answers an Idempotency-Key may replay (DECISIONS §5: 2xx and 4xx but 401, 409, 429).
+REPLAYABLE = ("200", "400", "403", "404", "413")
+
+DESCRIPTION = """\
+A self-hosted bot messaging service, contract 2.0.0.
+
+Every `/v2/<method>` is a POST with `Authorization: Bearer <bot token>`; the
+operator API `/manage/v1/<method>` takes the admin token instead
+(`BOTSVC_ADMIN_TOKEN`; without it that surface answers 404). A success is
+`{"ok": true, "result": ...}` with HTTP 200; a failure is
+`{"ok": false, "error_code", "description", "parameters"}` with the status of
+its code. Each operation lists the codes it can answer. An INVALID_PARAMETER
+names the offending field in `parameters.field` (and the place inside it in
+`parameters.path`); a policy refusal adds `parameters.reason`.
+
+Request bodies are JSON objects (an empty body counts as `{}`; unknown
+parameters and `null` values are refused). `multipart/form-data` and
+`application/x-www-form-urlencoded` bodies are accepted by every method: a
+value whose parameter is not a string is read as JSON text (objects, arrays,
+integers, booleans). Methods that take files document their multipart form.
+
+Text limits count UTF-8 bytes: JSON Schema counts characters, so each byte
+limit is stated in its field's description (and bounds `maxLength`).
+`Idempotency-Key` replays a stored answer with `Idempotent-Replayed: true`;
+RATE_LIMITED answers carry `Retry-After`. Every response carries
+`X-Request-Id` (DECISIONS §8).
+"""
+
+
+# The /v2 method groups (their modules in app/api/), in the order of SPEC.md.
+GROUPS = {
+    "identity": "The bot and its chats. Reading a membership never grants permission to send.",
+    "updates": "Short polling for updates (there is no long polling).",
+    "webhooks": "Updates delivered to an HTTPS URL instead of polling.",
+    "sending": "Text messages to members who started the bot.",
+    "media": "Photos, voice, video, audio, documents, animations and albums.",
+    "cards": "Cards: info, product, status or receipt (display only).",
+    "callbacks": "The bot's one answer to a user's button click.",
+    "editing": "Editing and deleting the bot's own messages.",
+    "files": "Uploads (scanned and normalized), file metadata and the download route.",
+    "broadcasts": "One message queued for many members, delivered by a worker.",
+}
+
+
+def build(base_url: str) -> dict:
+    """The whole document for this installation (its base address)."""
+    plugin = MarshmallowPlugin(schema_name_resolver=_schema_name)
+    spec = APISpec(title="botsvc", version=CONTRACT_VERSION, openapi_version="3.1.0",
+                   plugins=[plugin], info={"description": DESCRIPTION},
+                   servers=[{"url": base_url}])
+    field_rules.install(plugin.converter)
+    for name, scheme in routes.SECURITY_SCHEMES.items():
+        spec.components.security_scheme(name, scheme)
+    spec.components.parameter("IdempotencyKey", "header", routes.IDEMPOTENCY_KEY)
+    spec.components.schema("ErrorParameters", routes.error_parameters(
+        reasons=[reason.value for reason in Reason]))
+    spec.components.schema("Failure", routes.FAILURE)
+    spec.components.schema("Button", ButtonSchema.JSON_SCHEMA, schema=ButtonSchema)
+    with warnings.catch_warnings():
+        # Two schemas under one name would silently become "Name1": refuse it.
+        warnings.simplefilter("error")
+        for method in sorted(METHODS.values(), key=_group_order):
+            spec.path(f"{METHODS.prefix}/{method.name}", operations={"post": _operation(
+                plugin, METHODS, method, "bot", PIPELINE_ERRORS, [method.group],
+                [IDEMPOTENCY_KEY])})
+        for method in OPERATOR_METHODS.values():
+            spec.path(f"{OPERATOR_METHODS.prefix}/{method.name}", operations={
+                "post": _operation(plugin, OPERATOR_METHODS, method, "admin", OPERATOR_ERRORS,
+                                   [routes.OPERATOR_TAG["name"]], [])})
+    for group in dict.fromkeys(method.group for method in sorted(METHODS.values(),
+                                                                 key=_group_order)):
+        spec.tag({"name": group, "description": GROUPS.get(group, "")})
+    spec.tag(routes.OPERATOR_TAG)
+    spec.tag(routes.INSTALLATION_TAG)
+    for path, operations in routes.other_paths().items():
+        spec.path(path, operations=operations)
+    return spec.to_dict()
+
+
+def _operation(plugin, catalogue: Catalogue, method: Method, security: str,
+               surface_errors: tuple[ErrorCode, ...], tags: list[str],
+               parameters: list) -> dict:
+    codes = [*surface_errors, *(code for code in method.errors if code not in surface_errors)]
+    responses = {"200": routes.success(_result_schema(plugin, method))}
+    responses.update(routes.failures(codes))
+    for status in REPLAYABLE:
+        if status in responses:
+            responses[status].setdefault("headers", {})["Idempotent-Replayed"] = \
+                routes.REPLAYED_HEADER
+    return {
+        "operationId": method.name if catalogue is METHODS else f"manage_{method.name}",
+        "summary": method.summary, "tags": tags,
+        "security": [{security: []}], "parameters": parameters,
+        "requestBody": _request_body(plugin, method),
+        "responses": responses}
+
+
+def _request_body(plugin, method: Method) -> dict:
+    if method.schema is None:
+        return {"required": False, "content": {JSON: {"schema": routes.NO_PARAMETERS}}}
+    ref = plugin.converter.resolve_nested_schema(method.schema)
+    file_fields = method.file_fields
+    if not file_fields:
+        return {"required": False, "content": {JSON: {"schema": ref}}}
+    multipart = _multipart_schema(plugin, method, file_fields)
+    content = {MULTIPART: {"schema": multipart}}
+    if not _needs_a_file_part(method, file_fields):
+        content = {JSON: {"schema": ref}, **content}
+    return {"required": True, "content": content}
+
+
+def _multipart_schema(plugin, method: Method, file_fields: tuple[str, ...]) -> dict:
+    """The JSON schema with each file field made a binary file part (or, for a
+    media field, also a file_id given as a text value)."""
+    schema = plugin.converter.schema2jsonschema(method.schema)
+    properties = dict(schema["properties"])
+    for name in file_fields:
+        properties[name] = {"type": "string", "contentMediaType": "application/octet-stream",
+                            "description": properties[name].get("description", "")}
+    return {**schema, "properties": properties}
+
+
+def _needs_a_file_part(method: Method, file_fields: tuple[str, ...]) -> bool:
+    return any(isinstance(method.schema.fields[name], FilePart)
+               and method.schema.fields[name].required for name in file_fields)
+
+
+def _result_schema(plugin, method: Method) -> dict:
+    if method.result is None:
+        return {"description": "not described yet"}
+    return plugin.converter.field2property(method.result)
+
+
+def _schema_name(schema) -> str:
+    """Component names: the class name without "Schema". Request schemas and
+    results share one namespace, so a clash fails the build (see ``build``)."""
+    name = resolve_schema_cls(schema).__name__
+    return name.removesuffix("Schema") or name
+
+
+def _group_order(method: Method) -> int:
+    return list(GROUPS).index(method.group) if method.group in GROUPS else len(GROUPS)

@@ -1,0 +1,97 @@
+"""Schemathesis against the real service (scripts/server: gunicorn, 2
+workers), driven by the service's own /openapi.json: positive and negative
+data for every /v2 operation and the download route (as a bot with a
+member), then every /manage/v1 operation (as the operator).
+
+It fails on any 5xx and on any answer that breaks the document: a status,
+Content-Type, header or body the operation does not document, invalid data
+that is accepted, an unsupported HTTP method that is not a 405 with Allow,
+a call without credentials that is not refused.
+
+    scripts/fuzz                      # 200 examples per operation, a random seed
+    scripts/fuzz --max-examples 50 --seed 7
+
+The suite runs a bounded, seeded pass (tests/test_fuzz.py).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from server_process import ROOT, ServerProcess, running_server  # noqa: E402
+
+SCHEMATHESIS = os.path.join(ROOT, ".venv", "bin", "schemathesis")
+CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",
+          "response_headers_conformance", "response_schema_conformance",
+          "negative_data_rejection", "unsupported_method", "missing_required_header",
+          "ignored_auth")
+
+
+@dataclass(frozen=True)
+class Surface:
+    name: str
+    paths: str          # --include-path-regex
+
+
+BOT_SURFACE = Surface("/v2 and the download route", r"^/(v2/|download\.php$)")
+# After the bot's surface: the operator may disable the platform or the bot.
+OPERATOR_SURFACE = Surface("/manage/v1", r"^/manage/v1/")
+
+
+def bot_token(server: ServerProcess) -> str:
+    """A bot with one member, so the bot's surface has a real chat."""
+    created = server.operator("createBot", username="fuzzing_bot")
+    user = server.operator("createUser")["user_id"]
+    server.operator("userStart", user_id=user, bot_id=created["bot"]["id"])
+    return created["token"]
+
+
+def run_schemathesis(server: ServerProcess, surface: Surface, token: str, *,
+                     max_examples: int, seed: int, work_dir: str,
+                     ) -> subprocess.CompletedProcess:
+    command = [SCHEMATHESIS, "--no-color", "run", f"{server.base_url}/openapi.json",
+               "--include-path-regex", surface.paths,
+               "-H", f"Authorization: Bearer {token}",
+               "--checks", ",".join(CHECKS), "--max-examples", str(max_examples),
+               "--seed", str(seed), "--workers", "2", "--request-timeout", "30",
+               "--suppress-health-check", "too_slow,filter_too_much",
+               "--output-sanitize", "true"]
+    # cwd: schemathesis keeps its example database in ./.schemathesis
+    return subprocess.run(command, cwd=work_dir, capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1"})
+
+
+def fuzz(server: ServerProcess, *, max_examples: int, seed: int, work_dir: str
+         ) -> list[tuple[Surface, subprocess.CompletedProcess]]:
+    runs = [(BOT_SURFACE, bot_token(server)), (OPERATOR_SURFACE, server.admin_token)]
+    return [(surface, run_schemathesis(server, surface, token, max_examples=max_examples,
+                                       seed=seed, work_dir=work_dir))
+            for surface, token in runs]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-examples", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="botsvc-fuzz-") as work_dir, \
+            running_server(work_dir) as server:
+        for surface, done in fuzz(server, max_examples=args.max_examples, seed=seed,
+                                  work_dir=work_dir):
+            print(f"== {surface.name} (seed {seed})\n{done.stdout}{done.stderr}")
+            failed = failed or done.returncode != 0
+        if failed:
+            print(f"== server log\n{server.log_tail(200)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -238,8 +238,15 @@ def _applied_migrations(conn: sqlite3.Connection, db_path: str,
             conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY,"
                          " applied_at INTEGER NOT NULL) WITHOUT ROWID")
             conn.executemany("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
-                             [(name, now()) for name in sorted(applied)])
+                             [(name, _applied_at()) for name in sorted(applied)])
     return applied
+
+
+def _applied_at() -> int:
+    """When a migration ran: the machine's time (app.clock imports this
+    module, hence the late import)."""
+    from app import clock
+    return int(clock.machine_time())
 
 
 def _apply(conn: sqlite3.Connection, name: str, path: str, number: int, highest: int) -> None:
@@ -252,7 +259,7 @@ def _apply(conn: sqlite3.Connection, name: str, path: str, number: int, highest:
     # The record joins the file's own transaction: applied and recorded are one
     # step. ``name`` matched _MIGRATION_NAME, so it is safe as a literal.
     script = (script[:-len(_COMMIT)]
-              + f"INSERT INTO schema_migrations (name, applied_at) VALUES ('{name}', {now()});\n"
+              + f"INSERT INTO schema_migrations (name, applied_at) VALUES ('{name}', {_applied_at()});\n"
               + f"PRAGMA user_version = {highest};\n{_COMMIT}\n")
     try:
         conn.executescript(script)

@@ -224,3 +224,24 @@ class UserChat(Result):
     messages = ListOf(Message, required=True, metadata={
         "description": "as the user sees them now: edits applied, deleted ones gone"})
     callback_answers = ListOf(CallbackAnswer, required=True)
+
+
+# -- the testing tools (DECISIONS §9) --------------------------------------------
+
+class ClockReading(Result):
+    now = fields.Integer(required=True, metadata={"description": "the service's clock, Unix seconds"})
+    offset = fields.Integer(required=True, metadata={"description": "seconds ahead of the machine"})
+
+
+class WebhookDelivery(Result):
+    update_id = fields.Integer(required=True)
+    attempt = fields.Integer(required=True)
+    started_at = fields.Integer(required=True)
+    duration_ms = fields.Integer(required=True)
+    http_status = fields.Integer(metadata={"description": "when the target answered"})
+    error = fields.String(metadata={"description": "when the attempt failed"})
+
+
+class WebhookDeliveriesPage(Result):
+    deliveries = ListOf(WebhookDelivery, required=True)
+    next_cursor = NextCursor()

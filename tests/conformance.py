@@ -24,37 +24,39 @@ DOCUMENT_URI = "urn:botsvc-openapi"
 
 
 @functools.cache
-def document() -> dict:
+def document(test_tools: bool = False) -> dict:
+    """The document of an installation with or without BOTSVC_TEST_TOOLS=1."""
     from app.openapi.document import build
 
-    return build("http://127.0.0.1:8080")
+    return build("http://127.0.0.1:8080", test_tools)
 
 
 @functools.cache
-def _registry() -> Registry:
-    return Registry().with_resource(DOCUMENT_URI, Resource(document(), DRAFT202012))
+def _registry(test_tools: bool) -> Registry:
+    return Registry().with_resource(DOCUMENT_URI, Resource(document(test_tools), DRAFT202012))
 
 
 @functools.cache
-def _validator(pointer: str) -> Draft202012Validator:
-    return Draft202012Validator({"$ref": f"{DOCUMENT_URI}#{pointer}"}, registry=_registry())
+def _validator(pointer: str, test_tools: bool) -> Draft202012Validator:
+    return Draft202012Validator({"$ref": f"{DOCUMENT_URI}#{pointer}"},
+                                registry=_registry(test_tools))
 
 
 def _escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1")
 
 
-def operation_of(path: str, http_method: str) -> dict | None:
-    path_item = document()["paths"].get(path)
+def operation_of(path: str, http_method: str, test_tools: bool = False) -> dict | None:
+    path_item = document(test_tools)["paths"].get(path)
     return path_item.get(http_method.lower()) if path_item else None
 
 
 def problems(path: str, http_method: str, status: int, headers, mimetype: str,
-             body: Callable[[], bytes]) -> list[str]:
+             body: Callable[[], bytes], test_tools: bool = False) -> list[str]:
     """What in this answer contradicts the document ([] when it conforms, or
     when the operation is not a documented one). ``body`` is read only for a
     JSON answer (a file download is left to stream)."""
-    operation = operation_of(path, http_method)
+    operation = operation_of(path, http_method, test_tools)
     if operation is None:
         return []
     answers = operation["responses"]
@@ -78,7 +80,7 @@ def problems(path: str, http_method: str, status: int, headers, mimetype: str,
     instance = json.loads(body())
     return [*found, *(f"{http_method} {path} {status}: {error.message} at "
                       f"{'/'.join(map(str, error.absolute_path)) or 'the body'}"
-                      for error in _validator(pointer).iter_errors(instance))]
+                      for error in _validator(pointer, test_tools).iter_errors(instance))]
 
 
 def _peek(mimetype: str, body: Callable[[], bytes]) -> str:
@@ -92,6 +94,7 @@ class ConformingClient(FlaskClient):
         response = super().open(*args, **kwargs)
         request = response.request
         found = problems(request.path, request.method, response.status_code,
-                         response.headers, response.mimetype, response.get_data)
+                         response.headers, response.mimetype, response.get_data,
+                         self.application.config["SETTINGS"].test_tools)
         assert not found, "\n".join(found)
         return response

@@ -15,6 +15,7 @@ from openapi_spec_validator import validate
 
 from app.api.dispatch import PIPELINE_ERRORS
 from app.api.registry import METHODS
+from app.domain import faults
 from app.errors import Reason
 from app.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
 from app.openapi import DOCS_CSP, STATIC
@@ -26,11 +27,21 @@ ALL_METHODS = [(catalogue, errors, security, method) for catalogue, errors, secu
                for method in catalogue.values()]
 
 
-@pytest.fixture
-def document(client):
+def fetch_document(client) -> dict:
     response = client.get("/openapi.json")
     assert response.status_code == 200 and response.mimetype == "application/json"
     return response.get_json()
+
+
+@pytest.fixture
+def document(client):
+    return fetch_document(client)
+
+
+@pytest.fixture
+def tools_document(make_app):
+    """The document of an installation with BOTSVC_TEST_TOOLS=1."""
+    return fetch_document(make_app(test_tools=True).test_client())
 
 
 def resolve(document: dict, schema: dict) -> dict:
@@ -49,8 +60,9 @@ def test_the_document_is_valid_openapi_3_1(document):
 
 @pytest.mark.parametrize("catalogue, surface_errors, security, method", ALL_METHODS,
                          ids=[f"{c.prefix}/{m.name}" for c, _, _, m in ALL_METHODS])
-def test_every_method_is_there_with_its_schemas_and_codes(document, catalogue, surface_errors,
-                                                          security, method):
+def test_every_method_is_there_with_its_schemas_and_codes(tools_document, catalogue,
+                                                          surface_errors, security, method):
+    document = tools_document
     operation = document["paths"][f"{catalogue.prefix}/{method.name}"]["post"]
     assert method.summary and operation["summary"] == method.summary
     assert operation["security"] == [{security: []}]
@@ -74,9 +86,26 @@ def test_every_method_is_there_with_its_schemas_and_codes(document, catalogue, s
             codes = answer["content"]["application/json"]["schema"]["allOf"][1]
             documented[status] = set(codes["properties"]["error_code"]["enum"])
     expected = {}
-    for code in (*surface_errors, *method.errors):
+    # With the testing tools, injectFault can make any /v2 method answer these.
+    injectable = faults.INJECTABLE_CODES if catalogue is METHODS else ()
+    for code in (*surface_errors, *injectable, *method.errors):
         expected.setdefault(str(code.http_status), set()).add(code.value)
     assert documented == expected
+
+
+def test_without_the_testing_tools_their_methods_and_injected_codes_are_not_documented(
+        document, tools_document):
+    tools = {name for name, method in OPERATOR_METHODS.items() if method.test_tool}
+    assert tools == {"advanceClock", "injectFault", "clearFaults", "reset"}
+    assert not tools & {path.rsplit("/", 1)[-1] for path in document["paths"]
+                        if path.startswith("/manage/v1/")}
+    assert {f"/manage/v1/{name}" for name in tools} <= set(tools_document["paths"])
+    forbidden = document["paths"]["/v2/getMe"]["post"]["responses"]["403"]
+    codes = forbidden["content"]["application/json"]["schema"]["allOf"][1]
+    assert "BOT_BLOCKED" not in codes["properties"]["error_code"]["enum"]
+    forbidden = tools_document["paths"]["/v2/getMe"]["post"]["responses"]["403"]
+    codes = forbidden["content"]["application/json"]["schema"]["allOf"][1]
+    assert "BOT_BLOCKED" in codes["properties"]["error_code"]["enum"]
 
 
 def test_limits_and_identifiers_read_as_the_contract_says(document):

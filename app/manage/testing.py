@@ -7,15 +7,14 @@ from __future__ import annotations
 from flask import current_app
 from marshmallow import ValidationError, validate
 
-from app import clock
+from app import clock, results
 from app.api.registry import METHODS
 from app.db import after_commit, transaction
 from app.domain import faults, installation, webhook_deliveries
 from app.domain.bots import require_bot
 from app.manage.dispatch import operator_method
 from app.manage.methods import BotIdSchema
-from app.pagination import CursorField, LimitField
-from app.validation import Int, Str, StrictSchema
+from app.validation import CursorField, Int, LimitField, Str, StrictSchema
 from app.worker import make_periodic_jobs_due, wake_all
 
 
@@ -43,12 +42,14 @@ class WebhookDeliveriesSchema(BotIdSchema):
     cursor = CursorField()
 
 
-@operator_method("getClock")
+@operator_method("getClock", result=results.ClockReading,
+                 summary="The service's clock and its offset from the machine's")
 def get_clock(conn, p):
     return clock.reading()
 
 
-@operator_method("advanceClock", AdvanceClockSchema(), test_tool=True)
+@operator_method("advanceClock", AdvanceClockSchema(), result=results.ClockReading,
+                 summary="Move the service's clock ahead (BOTSVC_TEST_TOOLS=1)", test_tool=True)
 def advance_clock(conn, p):
     with transaction(conn):
         clock.advance(conn, p["seconds"])
@@ -59,26 +60,32 @@ def advance_clock(conn, p):
     return clock.reading()
 
 
-@operator_method("injectFault", InjectFaultSchema(), test_tool=True)
+@operator_method("injectFault", InjectFaultSchema(), result=results.TRUE,
+                 summary="Delay or fail a bot's next calls of a method (BOTSVC_TEST_TOOLS=1)",
+                 test_tool=True)
 def inject_fault(conn, p):
     faults.inject(conn, p["bot_id"], p["method"], p.get("error_code"), p["delay_ms"],
                   p["count"])
     return True
 
 
-@operator_method("clearFaults", BotIdSchema(), test_tool=True)
+@operator_method("clearFaults", BotIdSchema(), result=results.TRUE,
+                 summary="Drop a bot's pending injected faults (BOTSVC_TEST_TOOLS=1)", test_tool=True)
 def clear_faults(conn, p):
     faults.clear(conn, p["bot_id"])
     return True
 
 
-@operator_method("reset", test_tool=True)
+@operator_method("reset", result=results.TRUE,
+                 summary="Empty the installation (BOTSVC_TEST_TOOLS=1)", test_tool=True)
 def reset(conn, p):
     installation.reset_installation(conn, current_app.config["SETTINGS"].data_dir)
     return True
 
 
-@operator_method("getWebhookDeliveries", WebhookDeliveriesSchema())
+@operator_method("getWebhookDeliveries", WebhookDeliveriesSchema(),
+                 result=results.WebhookDeliveriesPage,
+                 summary="A bot's webhook delivery attempts of the last 24 hours, newest first")
 def get_webhook_deliveries(conn, p):
     require_bot(conn, p["bot_id"])
     return webhook_deliveries.deliveries_page(conn, p["bot_id"], p["limit"], p.get("cursor"),

@@ -27,7 +27,7 @@ import mmap
 import re
 import struct
 
-from app.errors import media_rejected
+from app.errors import Reason, media_rejected
 
 from .detect import Format
 
@@ -55,11 +55,11 @@ def check_single_format(path: str, fmt: Format, field: str) -> None:
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
         kind = find_archive(data)
         if kind is not None:
-            raise media_rejected(field, "polyglot",
+            raise media_rejected(field, Reason.POLYGLOT,
                                  f"The file is also a {kind} archive; send each file on its own")
         stray = stray_bytes_after_image(data, fmt.name)
         if stray is not None and stray > TRAILING_TOLERANCE:
-            raise media_rejected(field, "trailing_data",
+            raise media_rejected(field, Reason.TRAILING_DATA,
                                  f"The image carries more than {TRAILING_TOLERANCE} bytes of"
                                  f" other data after its end")
 

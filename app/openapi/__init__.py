@@ -23,15 +23,15 @@ bp = Blueprint("openapi", __name__, static_folder=STATIC, static_url_path="/docs
 
 
 @functools.cache
-def _document_text(base_url: str) -> str:
+def _document_text(base_url: str, test_tools: bool) -> str:
     from app.openapi.document import build  # the catalogue must be complete first
 
-    return dumps(build(base_url))
+    return dumps(build(base_url, test_tools))
 
 
 def document_text(settings: Settings) -> str:
     """The document as JSON text: what /openapi.json serves, byte for byte."""
-    return _document_text(settings.base_url)
+    return _document_text(settings.base_url, settings.test_tools)
 
 
 @bp.get("/openapi.json")

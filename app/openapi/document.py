@@ -16,6 +16,7 @@ from apispec.ext.marshmallow.common import resolve_schema_cls
 from app.api.dispatch import PIPELINE_ERRORS
 from app.api.registry import METHODS
 from app.catalogue import Catalogue, Method
+from app.domain import faults
 from app.errors import ErrorCode, Reason
 from app.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
 from app.openapi import fields as field_rules
@@ -70,8 +71,12 @@ GROUPS = {
 }
 
 
-def build(base_url: str) -> dict:
-    """The whole document for this installation (its base address)."""
+def build(base_url: str, test_tools: bool = False) -> dict:
+    """The whole document for this installation: its base address, and with
+    the testing tools (BOTSVC_TEST_TOOLS=1) their methods and the codes
+    injectFault can make any /v2 method answer."""
+    api_errors = (*PIPELINE_ERRORS, *(code for code in faults.INJECTABLE_CODES
+                                      if test_tools and code not in PIPELINE_ERRORS))
     plugin = MarshmallowPlugin(schema_name_resolver=_schema_name)
     spec = APISpec(title="botsvc", version=CONTRACT_VERSION, openapi_version="3.1.0",
                    plugins=[plugin], info={"description": DESCRIPTION},
@@ -89,9 +94,11 @@ def build(base_url: str) -> dict:
         warnings.simplefilter("error")
         for method in sorted(METHODS.values(), key=_group_order):
             spec.path(f"{METHODS.prefix}/{method.name}", operations={"post": _operation(
-                plugin, METHODS, method, "bot", PIPELINE_ERRORS, [method.group],
+                plugin, METHODS, method, "bot", api_errors, [method.group],
                 [IDEMPOTENCY_KEY])})
         for method in OPERATOR_METHODS.values():
+            if method.test_tool and not test_tools:
+                continue  # 404 METHOD_NOT_FOUND without the setting
             spec.path(f"{OPERATOR_METHODS.prefix}/{method.name}", operations={
                 "post": _operation(plugin, OPERATOR_METHODS, method, "admin", OPERATOR_ERRORS,
                                    [routes.OPERATOR_TAG["name"]], [])})

@@ -62,7 +62,9 @@ def error_parameters(reasons: list[str]) -> dict:
                                "tool (clamav, ffmpeg, ffprobe, pikepdf, libmagic, prlimit)"},
                 "retry_after": {"type": "integer", "minimum": 1,
                                 "description": "RATE_LIMITED and IDEMPOTENCY_CONFLICT: seconds"},
-                "in_progress": {"type": "boolean"}}}
+                "in_progress": {"type": "boolean"},
+                "injected": {"const": True, "description": "the failure was asked for "
+                             "with injectFault (BOTSVC_TEST_TOOLS=1)"}}}
 
 
 def ok_envelope(result: dict) -> dict:

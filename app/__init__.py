@@ -26,11 +26,12 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
     migrate(settings.db_path)
 
-    from app import api, cleanup, download, manage  # noqa: F401  (registers methods and jobs)
+    from app import api, cleanup, download, manage, sandbox  # noqa: F401  (registers methods and jobs)
 
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
     app.register_blueprint(download.bp)
+    app.register_blueprint(sandbox.bp)
     app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)

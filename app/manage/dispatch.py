@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema
 
 from app.auth import bearer_token, check_admin_token
-from app.body import coerce_form_values, parse_body
+from app.body import RequestBody, coerce_form_values, parse_body
 from app.db import get_db
 from app.envelope import json_response, ok_body
 from app.errors import ApiError, ErrorCode, invalid
@@ -48,6 +48,12 @@ def call_operator_method(name: str) -> Response:
                              settings.admin_token):
         raise ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid admin token")
     body = parse_body(request, settings.upload_max_bytes)
+    return json_response(200, ok_body(execute_operator_method(method, body)))
+
+
+def execute_operator_method(method: OperatorMethod, body: RequestBody):
+    """Validate a parsed body with the method's schema and run its handler: the
+    one execution path of /manage/v1 and of the sandbox's pages."""
     if body.invalid is not None:
         raise body.invalid
     params = body.params
@@ -59,4 +65,4 @@ def call_operator_method(name: str) -> Response:
     elif params:
         name = sorted(params)[0]
         raise invalid(name, f"Unknown parameter: {name}")
-    return json_response(200, ok_body(method.handler(get_db(), params)))
+    return method.handler(get_db(), params)

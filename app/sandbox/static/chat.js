@@ -15,7 +15,7 @@
   const POLL_MS = 700, HIDDEN_POLL_MS = 5000, ERROR_POLL_MS = 3000;
   const CARD_TYPES = {info: "Info", product: "Product", status: "Status", receipt: "Receipt"};
 
-  let version = null, firstView = true, replyTo = null;
+  let version = null, firstView = true, replyTo = null, toBottom = false;
   let byId = new Map();                   // message_id -> message, as last shown
   const drawn = new Map();                // item key -> {signature, element}
   const seenAnswers = new Set();
@@ -86,7 +86,7 @@
     $("membership").textContent = state.membership;
     const messages = state.chat ? state.chat.messages : [];
     byId = new Map(messages.map((m) => [m.message_id, m]));
-    const stick = firstView || scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+    const stick = firstView || toBottom || scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
     draw(messages);
     const empty = $("chat-empty");
     empty.hidden = messages.length > 0;
@@ -94,7 +94,17 @@
       : `Press Start to begin your chat with ${botName}.`;
     if (stick) scroller.scrollTop = scroller.scrollHeight;
     announce(state.chat ? state.chat.callback_answers : []);
-    firstView = false;
+    sidebarEntry(state.membership, messages[messages.length - 1]);
+    firstView = toBottom = false;
+  }
+
+  // The open chat's line in the sidebar follows what happens here.
+  function sidebarEntry(membership, last) {
+    const preview = document.querySelector(".chat-list a[aria-current] .entry-preview");
+    if (!preview) return;
+    preview.replaceChildren();
+    if (membership !== "active") preview.append(el("em", null, membership), " ");
+    if (last) preview.append(snippet(last));
   }
 
   // -- drawing -----------------------------------------------------------------
@@ -168,7 +178,10 @@
     reply.setAttribute("aria-label", "Reply");
     reply.addEventListener("click", () => startReply(m));
     column.append(box);
-    if (m.reply_markup) column.append(keyboard(m));
+    if (m.reply_markup) {
+      column.classList.add("has-keyboard");
+      column.append(keyboard(m));
+    }
     row.append(column, reply);
     return row;
   }
@@ -237,7 +250,7 @@
     if (m.type === "audio" || m.type === "voice") {
       const box = el("div", `audio ${m.type}`);
       const label = el("div", "audio-label");
-      label.append(el("span", "audio-icon", m.type === "voice" ? "\u{1F399}" : "\u266B"),
+      label.append(el("span", "audio-icon"),
         el("span", "audio-name", m.type === "voice" ? "Voice message" : media.file_name),
         el("span", "muted", duration(media.duration)));
       const player = el("audio");
@@ -252,7 +265,7 @@
     link.download = media.file_name || "";
     const info = el("span", "document-info");
     info.append(el("b", null, media.file_name), el("span", "muted", `${size(media.file_size)} · ${media.mime_type}`));
-    link.append(el("span", "document-icon", "\u2193"), info);
+    link.append(el("span", "document-icon"), info);
     return link;
   }
 
@@ -397,6 +410,7 @@
       text.value = "";
       grow();
       say("");
+      toBottom = true;  // what you send, you see
       poll();
     } catch (e) {
       say(Sandbox.describe(e));

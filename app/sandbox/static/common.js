@@ -1,6 +1,6 @@
 // The sandbox's shared script: calling operator methods, toasts, the dialog,
 // the clipboard, and the bot manager's buttons and forms. Data never goes
-// through innerHTML: every text is set with textContent.
+// through an HTML parser: every text is set with textContent.
 "use strict";
 
 const Sandbox = (() => {

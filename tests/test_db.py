@@ -203,7 +203,10 @@ def test_two_migrations_with_one_number_are_refused(tmp_path):
 
 def test_project_migrations_are_numbered_and_transactional():
     files = migration_files()
-    assert [n for n, _ in files] == list(range(1, len(files) + 1))
+    # Ascending and unique; parallel branches hold numbers of their own
+    # (TEAM.md), so a gap is allowed until they land.
+    numbers = [n for n, _ in files]
+    assert numbers == sorted(set(numbers)) and numbers[0] == 1
     for number, path in files:
         text = open(path, encoding="utf-8").read()
         assert text.lstrip().startswith(("BEGIN", "--"))

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.server
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                   "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--window-size=1280,900"]
+                  "--disable-component-update", "--disable-sync", "--window-size=1280,1000"]
 SHOWN_WITHIN = 2.0       # seconds: the issue's bar for a bot's message to appear
 SLOW_DEADLINE = 15.0     # for what is not timed (page loads, the bot's own polling)
 HOSTILE = '<script>alert("boom")</script>\n  two spaces kept\n"><img src=x onerror=alert(1)>'
@@ -63,7 +63,7 @@ class Bot:
     def __init__(self, base_url: str, token: str):
         self.base_url, self.token, self.offset = base_url, token, 0
 
-    def call(self, method: str, files=None, **params):
+    def call(self, method: str, /, files=None, **params):
         headers = {"Authorization": f"Bearer {self.token}"}
         if files:
             answer = requests.post(f"{self.base_url}/v2/{method}", data=params, files=files,
@@ -180,6 +180,9 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         row, timings["hostile text"] = shown(browser, f"#msg-{hostile['message_id']}")
         assert row.find_element(By.CSS_SELECTOR, ".text").get_attribute("textContent") == HOSTILE
         assert row.find_elements(By.CSS_SELECTOR, "img, script") == []
+        browser.find_element(By.XPATH, "//button[text()='Copy code']").click()
+        copied, _ = shown(browser, ".toast:not(.answer)")
+        assert copied.text == "Copied to the clipboard"
         docs = browser.find_element(By.LINK_TEXT, "Docs")
         assert docs.get_attribute("href") == "https://example.com/docs"
         assert docs.get_attribute("target") == "_blank"
@@ -263,9 +266,12 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         shown(browser, f"#msg-{sent['message_id']}", SLOW_DEADLINE)
         time.sleep(0.3)
         browser.save_screenshot(str(pictures[1]))
-        browser.set_window_size(1280, 900)
+        # The bot manager follows a broadcast until it completes.
+        bot.call("createBroadcast", method="sendMessage", payload={"text": "Weekend sale!"})
+        browser.set_window_size(1280, 1000)
         browser.find_element(By.LINK_TEXT, "Bots").click()
-        shown(browser, "article.bot", SLOW_DEADLINE)
+        shown(browser, "article.bot .broadcasts .pill.completed", SLOW_DEADLINE)
+        assert browser.find_element(By.CSS_SELECTOR, ".broadcasts tbody td:nth-child(4)").text == "1"
         browser.save_screenshot(str(pictures[2]))
         print("\nsandbox screenshots:", *map(str, pictures))
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]

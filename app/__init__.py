@@ -30,7 +30,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     with contextlib.closing(connect(settings.db_path)) as conn:
         clock.refresh(conn)   # the offset survives restarts: start from the stored one
 
-    from app import api, cleanup, download, manage, openapi  # noqa: F401  (registers methods and jobs)
+    from app import api, cleanup, download, manage, openapi, sandbox  # noqa: F401  (registers methods and jobs)
 
     cleanup.recover_from_dead_processes(settings, app.config["MEDIA"].work_dir,
                                         app.config["QUARANTINE_DIR"])
@@ -39,6 +39,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.register_blueprint(manage.bp)
     app.register_blueprint(download.bp)
     app.register_blueprint(openapi.bp)
+    app.register_blueprint(sandbox.bp)
     app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)

@@ -69,7 +69,7 @@ def download() -> Response:
         row = _signed_file(conn)
     else:
         row = _bearer_file(conn)
-    return _file_response(row)
+    return file_response(row)
 
 
 def _single(name: str, on_repeat: ApiError | None = None) -> str | None:
@@ -151,7 +151,7 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     return start, min(end, size - 1)
 
 
-def _file_response(row: sqlite3.Row) -> Response:
+def file_response(row: sqlite3.Row) -> Response:
     settings = current_app.config["SETTINGS"]
     etag = f'"{row["sha256"]}"'
     fh = open(files.storage_path(settings.data_dir, row["storage_name"]), "rb")  # noqa: SIM115

@@ -32,6 +32,7 @@ class ErrorCode(StrEnum):
     DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
     STORAGE_FULL = "STORAGE_FULL"        # DECISIONS §8: the disk cannot take the write
     NOT_READY = "NOT_READY"              # DECISIONS §8: /readyz when database or disk fails
+    CSRF_FAILED = "CSRF_FAILED"          # the sandbox: a change without the page's CSRF token
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
     @property
@@ -105,6 +106,7 @@ _HTTP_STATUS = {
     ErrorCode.DEPENDENCY_UNAVAILABLE: 503,
     ErrorCode.STORAGE_FULL: 503,
     ErrorCode.NOT_READY: 503,
+    ErrorCode.CSRF_FAILED: 403,
     ErrorCode.INTERNAL_ERROR: 500,
 }
 

@@ -81,3 +81,9 @@ def require_user(conn: sqlite3.Connection, user_id: int) -> sqlite3.Row:
     if row is None:
         raise invalid("user_id", f"No user with id {user_id}")
     return row
+
+
+def list_users(conn: sqlite3.Connection) -> list[dict]:
+    rows = conn.execute("SELECT id, display_name, created_at FROM users ORDER BY id")
+    return [{"user_id": row["id"], "display_name": row["display_name"],
+             "created_at": row["created_at"]} for row in rows]

@@ -81,6 +81,12 @@ def subscribers_page(conn: sqlite3.Connection, bot_id: int, limit: int,
             "next_cursor": next_cursor}
 
 
+def subscriber_count(conn: sqlite3.Connection, bot_id: int) -> int:
+    """How many members getSubscribers would list now."""
+    return conn.execute("SELECT COUNT(*) FROM chats WHERE bot_id = ? AND status = 'active'",
+                        (bot_id,)).fetchone()[0]
+
+
 # -- creation ------------------------------------------------------------------
 
 def chat_not_in_bot(chat_id: str, index: int) -> ApiError:
@@ -135,6 +141,14 @@ def sample_active_recipient(conn: sqlite3.Connection, broadcast_ref: int) -> sql
 
 
 # -- reading and cancelling ------------------------------------------------------
+
+def recent_broadcasts(conn: sqlite3.Connection, bot_id: int, limit: int) -> list[dict]:
+    """The bot's newest broadcasts, newest first, each with its method and total."""
+    rows = conn.execute("SELECT * FROM broadcasts WHERE bot_id = ? ORDER BY id DESC LIMIT ?",
+                        (bot_id, limit))
+    return [{**render_broadcast(row), "method": row["method"], "total": row["total"]}
+            for row in rows]
+
 
 def recipients_page(conn: sqlite3.Connection, bot_id: int, broadcast_id: str, limit: int,
                     cursor: str | None) -> dict:

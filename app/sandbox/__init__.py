@@ -1,0 +1,104 @@
+"""The sandbox: the messenger in a browser (DECISIONS §11).
+
+``/sandbox/`` exists only while an admin token is configured; otherwise each
+of its paths answers exactly as an unknown path does. A person signs in with
+the admin token once and gets a session cookie. Every page and JSON answer
+carries a strict Content-Security-Policy (scripts and styles only from this
+origin, no inline ones), and every state change must carry the session's
+CSRF token. The pages act through the operator methods of /manage/v1
+(``calls.py``), never through rules of their own.
+
+Modules: ``auth`` (session and CSRF checks, sign-in and sign-out), ``pages``
+(the bot manager and the chats), ``chat`` (the JSON the pages call, and the
+media route).
+"""
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, g, redirect, request, url_for
+from werkzeug.exceptions import NotFound
+
+from app import clock
+from app.db import get_db
+from app.envelope import json_response, ok_body
+from app.errors import ApiError, ErrorCode
+from app.sandbox import sessions
+
+bp = Blueprint("sandbox", __name__, url_prefix="/sandbox", template_folder="templates",
+               static_folder="static")
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+       " media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none';"
+       " frame-ancestors 'none'; object-src 'none'")
+CSRF_HEADER = "X-CSRF-Token"
+# Reached without a session: the sign-in form and the files it needs.
+PUBLIC_ENDPOINTS = {"sandbox.signin", "sandbox.static"}
+# Answer JSON (401 when signed out) rather than a redirect to the sign-in page.
+JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.call", "sandbox.media"}
+
+
+def settings():
+    return current_app.config["SETTINGS"]
+
+
+def fingerprint() -> bytes:
+    s = settings()
+    return sessions.admin_fingerprint(s.secret_key, s.admin_token)
+
+
+@bp.before_request
+def guard():
+    if settings().admin_token is None:
+        raise NotFound()  # no sandbox at all: the same answer as any unknown path
+    if request.endpoint in PUBLIC_ENDPOINTS:
+        return None
+    conn = get_db()
+    clock.refresh(conn)  # pages show the service's dates, as /v2 does
+    g.sandbox_session = sessions.find_session(conn, request.cookies.get(sessions.COOKIE),
+                                              fingerprint())
+    if g.sandbox_session is None:
+        if request.endpoint in JSON_ENDPOINTS:
+            raise ApiError(ErrorCode.UNAUTHORIZED, "Sign in to the sandbox first")
+        return redirect(url_for("sandbox.signin"))
+    if request.method not in ("GET", "HEAD") and not sessions.csrf_matches(
+            g.sandbox_session, presented_csrf_token()):
+        raise ApiError(ErrorCode.CSRF_FAILED, "This request lacks the page's CSRF token;"
+                                              " reload the page and try again")
+    return None
+
+
+def presented_csrf_token() -> str | None:
+    """The header (fetch calls), else the field of a plain urlencoded form.
+    Multipart bodies are never parsed here: their size limit is set later."""
+    token = request.headers.get(CSRF_HEADER)
+    if token is None and request.mimetype == "application/x-www-form-urlencoded":
+        token = request.form.get("csrf_token")
+    return token
+
+
+@bp.after_request
+def security_headers(response: Response) -> Response:
+    if settings().admin_token is None:
+        return response
+    headers = response.headers
+    # The media route keeps the download route's stricter policy and caching.
+    headers.setdefault("Content-Security-Policy", CSP)
+    headers.setdefault("Cache-Control", "no-cache" if request.endpoint == "sandbox.static"
+                       else "no-store")
+    headers["X-Frame-Options"] = "DENY"
+    headers["Referrer-Policy"] = "no-referrer"
+    headers["X-Content-Type-Options"] = "nosniff"
+    headers["Cross-Origin-Opener-Policy"] = "same-origin"
+    headers["Cross-Origin-Resource-Policy"] = "same-origin"
+    return response
+
+
+@bp.route("/")
+def home():
+    return redirect(url_for("sandbox.chats"))
+
+
+def json_ok(result) -> Response:
+    return json_response(200, ok_body(result))
+
+
+from app.sandbox import auth, chat, pages  # noqa: E402,F401  (routes)

@@ -1,0 +1,65 @@
+"""What the sandbox's pages show besides one chat: each bot's vital signs for
+the bot manager, and one user's list of chats for the messenger's sidebar.
+Reads only; every figure comes from the domain function that owns it."""
+from __future__ import annotations
+
+import sqlite3
+
+from app import clock
+from app.domain import bots, broadcasts, messages, webhooks
+from app.sandbox import calls
+
+RECENT_BROADCASTS = 5
+PREVIEW_LABELS = {"photo": "Photo", "video": "Video", "animation": "GIF", "audio": "Audio",
+                  "voice": "Voice message", "document": "File", "card": "Card"}
+
+
+def bot_cards(conn: sqlite3.Connection) -> list[dict]:
+    """Every bot (as listBots shows it) with its webhook, subscriber count and
+    recent broadcasts."""
+    at = clock.time()
+    return [{**bot,
+             "webhook": webhooks.webhook_info(conn, bot["id"], at),
+             "subscribers": broadcasts.subscriber_count(conn, bot["id"]),
+             "broadcasts": broadcasts.recent_broadcasts(conn, bot["id"], RECENT_BROADCASTS)}
+            for bot in calls.run("listBots", {})]
+
+
+def membership(chat: sqlite3.Row | None) -> str:
+    """The state a person sees: not started, active, stopped or blocked."""
+    if chat is None:
+        return "not started"
+    if chat["blocked"]:
+        return "blocked"
+    return chat["status"]
+
+
+def chat_list(conn: sqlite3.Connection, user_id: int) -> list[dict]:
+    """One entry per bot: the user's membership and the last message they see."""
+    entries = []
+    for bot in calls.run("listBots", {}):
+        chat = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
+                            (bot["id"], user_id)).fetchone()
+        last = None
+        if chat is not None:
+            row = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
+                               " ORDER BY message_id DESC LIMIT 1", (chat["id"],)).fetchone()
+            last = messages.render(row, chat["chat_id"]) if row else None
+        entries.append({"bot": bot, "state": membership(chat), "last": last,
+                        "preview": preview(last)})
+    return entries
+
+
+def preview(message: dict | None) -> str:
+    """One line for the sidebar: the text, or what kind of message it is."""
+    if message is None:
+        return ""
+    if message["type"] == "text":
+        return message["text"]
+    label = PREVIEW_LABELS.get(message["type"], message["type"])
+    detail = message.get("caption") or (message.get("card") or {}).get("title") or ""
+    return f"{label}: {detail}" if detail else label
+
+
+def users(conn: sqlite3.Connection) -> list[dict]:
+    return bots.list_users(conn)

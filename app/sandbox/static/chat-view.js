@@ -1,0 +1,234 @@
+// How one chat's messages look: bubbles, replies, cards, media, keyboards.
+// Pure drawing: every text a bot or user sent is set with textContent, never
+// parsed as markup. What a click does, and where media come from, is the
+// caller's (chat.js), given in ``ctx``: {botName, byId, mediaUrl(fileId),
+// onReply(message), onPress(message, callbackData, button), onMediaSized()}.
+"use strict";
+
+const ChatView = (() => {
+  const CARD_TYPES = {info: "Info", product: "Product", status: "Status", receipt: "Receipt"};
+
+  let ctx = null;
+  const use = (context) => { ctx = context; };
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  const timeOf = (unix) => new Date(unix * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+  const dayOf = (unix) => new Date(unix * 1000).toDateString();
+
+  function size(bytes) {
+    const units = ["B", "KB", "MB", "GB"];
+    let value = bytes, unit = 0;
+    while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+    return `${unit ? value.toFixed(1) : value} ${units[unit]}`;
+  }
+
+  function duration(seconds) {
+    if (seconds === undefined) return "";
+    const s = Math.round(seconds);
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  }
+
+  // What a message is, in one line (reply quotes, the reply bar).
+  function snippet(m) {
+    if (!m) return "Deleted message";
+    if (m.text) return m.text;
+    if (m.card) return m.card.title;
+    const kind = {photo: "Photo", video: "Video", animation: "GIF", audio: "Audio",
+      voice: "Voice message", document: m.media ? m.media.file_name : "File"}[m.type] || m.type;
+    return m.caption ? `${kind}: ${m.caption}` : kind;
+  }
+
+  function daySeparator(unix) {
+    const date = new Date(unix * 1000);
+    const today = new Date();
+    const yesterday = new Date(today.getTime() - 86400000);
+    const label = date.toDateString() === today.toDateString() ? "Today"
+      : date.toDateString() === yesterday.toDateString() ? "Yesterday"
+        : date.toLocaleDateString([], {dateStyle: "long"});
+    const row = el("div", "day");
+    row.append(el("span", null, label));
+    return row;
+  }
+
+  function bubble(group) {
+    const m = group[0];
+    const row = el("div", `row ${m.from_bot ? "in" : "out"}`);
+    row.id = `msg-${m.message_id}`;
+    row.dataset.messageId = m.message_id;
+    const column = el("div", "column");
+    const box = el("div", `bubble type-${m.type}${m.media && !m.caption ? " bare" : ""}`);
+    if (m.reply_to_message_id) box.append(quote(m.reply_to_message_id));
+    if (group.length > 1) box.append(album(group));
+    else if (m.media) box.append(mediaView(m));
+    if (m.card) box.append(cardView(m.card));
+    const text = m.text !== undefined ? m.text : group.map((g) => g.caption).filter(Boolean).join("\n\n");
+    if (text) box.append(el("div", "text", text));
+    box.append(metaLine(group));
+    const reply = el("button", "reply-btn", "\u21a9");
+    reply.type = "button";
+    reply.title = "Reply";
+    reply.setAttribute("aria-label", "Reply");
+    reply.addEventListener("click", () => ctx.onReply(m));
+    column.append(box);
+    if (m.reply_markup) {
+      column.classList.add("has-keyboard");
+      column.append(keyboard(m));
+    }
+    row.append(column, reply);
+    return row;
+  }
+
+  function quote(messageId) {
+    const target = ctx.byId.get(messageId);
+    const box = el("button", "quote");
+    box.type = "button";
+    box.append(el("b", null, target ? (target.from_bot ? ctx.botName : "You") : ""),
+      el("span", null, snippet(target)));
+    box.addEventListener("click", () => {
+      const original = document.getElementById(`msg-${messageId}`);
+      if (!original) return;
+      original.scrollIntoView({block: "center", behavior: "smooth"});
+      original.classList.add("flash");
+      setTimeout(() => original.classList.remove("flash"), 1200);
+    });
+    return box;
+  }
+
+  function metaLine(group) {
+    const meta = el("span", "meta");
+    if (group.some((g) => g.edit_date)) meta.append(el("span", "edited", "edited"));
+    const time = el("time", null, timeOf(group[0].date));
+    time.dateTime = new Date(group[0].date * 1000).toISOString();
+    time.title = new Date(group[0].date * 1000).toLocaleString();
+    meta.append(time);
+    return meta;
+  }
+
+  function sized(node, media) {
+    if (media.width && media.height) { node.width = media.width; node.height = media.height; }
+    node.addEventListener(node.tagName === "IMG" ? "load" : "loadedmetadata", ctx.onMediaSized);
+    return node;
+  }
+
+  function video(m, className, loop) {
+    const player = el("video", className);
+    player.preload = "metadata";
+    player.playsInline = true;
+    if (loop) {
+      // An animation plays like a GIF: by itself, silent, again and again.
+      player.muted = player.defaultMuted = player.loop = player.autoplay = true;
+    } else {
+      player.controls = true;
+    }
+    player.src = ctx.mediaUrl(m.media.file_id);
+    return sized(player, m.media);
+  }
+
+  function mediaView(m) {
+    const media = m.media;
+    if (m.type === "photo") {
+      const img = el("img", "photo");
+      img.alt = m.caption || "Photo";
+      img.src = ctx.mediaUrl(media.file_id);
+      return sized(img, media);
+    }
+    if (m.type === "video" || m.type === "animation") return video(m, m.type, m.type === "animation");
+    if (m.type === "audio" || m.type === "voice") {
+      const box = el("div", `audio ${m.type}`);
+      const label = el("div", "audio-label");
+      label.append(el("span", "audio-icon"),
+        el("span", "audio-name", m.type === "voice" ? "Voice message" : media.file_name),
+        el("span", "muted", duration(media.duration)));
+      const player = el("audio");
+      player.controls = true;
+      player.preload = "metadata";
+      player.src = ctx.mediaUrl(media.file_id);
+      box.append(label, player);
+      return box;
+    }
+    const link = el("a", "document");
+    link.href = ctx.mediaUrl(media.file_id);
+    link.download = media.file_name || "";
+    const info = el("span", "document-info");
+    info.append(el("b", null, media.file_name), el("span", "muted", `${size(media.file_size)} · ${media.mime_type}`));
+    link.append(el("span", "document-icon"), info);
+    return link;
+  }
+
+  function album(group) {
+    const grid = el("div", `album n${Math.min(group.length, 4)}`);
+    for (const item of group) {
+      grid.append(item.type === "photo" ? mediaView({...item, caption: undefined}) : video(item, "video", false));
+    }
+    return grid;
+  }
+
+  function cardView(card) {
+    const type = Object.hasOwn(CARD_TYPES, card.type) ? card.type : "info";
+    const box = el("div", `card card-${type}`);
+    box.append(el("span", "card-type", CARD_TYPES[type]), el("div", "card-title", card.title));
+    if (card.subtitle) box.append(el("div", "card-subtitle", card.subtitle));
+    if (card.text) box.append(el("div", "card-text", card.text));
+    if (card.fields && card.fields.length) {
+      const fields = el("dl", "card-fields");
+      for (const field of card.fields) {
+        const pair = el("div");
+        pair.append(el("dt", null, field.label), el("dd", null, field.value));
+        fields.append(pair);
+      }
+      box.append(fields);
+    }
+    return box;
+  }
+
+  // -- inline keyboards --------------------------------------------------------
+
+  function isHttps(url) {
+    try { return new URL(url).protocol === "https:"; } catch (e) { return false; }
+  }
+
+  function keyButton(m, spec) {
+    if (spec.url !== undefined) {
+      if (!isHttps(spec.url)) {
+        const dead = el("span", "kb-btn disabled", spec.text);
+        dead.title = "Not an https link: not opened";
+        return dead;
+      }
+      const link = el("a", "kb-btn link", spec.text);
+      link.href = spec.url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      link.title = spec.url;
+      return link;
+    }
+    const button = el("button", "kb-btn", spec.text);
+    button.type = "button";
+    if (spec.copy_text !== undefined) {
+      button.classList.add("copy");
+      button.addEventListener("click", () => Sandbox.copy(spec.copy_text));
+    } else if (spec.callback_data !== undefined) {
+      button.addEventListener("click", () => ctx.onPress(m, spec.callback_data, button));
+    } else {
+      button.disabled = true;
+    }
+    return button;
+  }
+
+  function keyboard(m) {
+    const board = el("div", "keyboard");
+    for (const specs of m.reply_markup.inline_keyboard) {
+      const row = el("div", "kb-row");
+      for (const spec of specs) row.append(keyButton(m, spec));
+      board.append(row);
+    }
+    return board;
+  }
+
+  return {use, el, snippet, dayOf, daySeparator, bubble, size};
+})();

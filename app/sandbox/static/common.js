@@ -1,0 +1,178 @@
+// The sandbox's shared script: calling operator methods, toasts, the dialog,
+// the clipboard, and the bot manager's buttons and forms. Data never goes
+// through an HTML parser: every text is set with textContent.
+"use strict";
+
+const Sandbox = (() => {
+  const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
+
+  class ApiError extends Error {
+    constructor(body, status) {
+      super(body.description || `HTTP ${status}`);
+      this.code = body.error_code;
+      this.parameters = body.parameters || {};
+      this.status = status;
+    }
+  }
+
+  // POST /sandbox/api/<method> with the session's CSRF token. ``params`` is
+  // a plain object (sent as JSON) or a FormData (multipart, for uploads).
+  async function api(method, params = {}) {
+    const url = meta("sandbox-api").replace(/_$/, encodeURIComponent(method));
+    const isForm = params instanceof FormData;
+    const response = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: isForm ? {"X-CSRF-Token": meta("csrf-token")}
+        : {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
+      body: isForm ? params : JSON.stringify(params),
+    });
+    let body;
+    try {
+      body = await response.json();
+    } catch (e) {
+      body = {description: `The server answered HTTP ${response.status}`};
+    }
+    if (response.status === 401) signedOut();
+    if (!response.ok || !body.ok) throw new ApiError(body, response.status);
+    return body.result;
+  }
+
+  function signedOut() {
+    location.assign(meta("sandbox-signin"));
+  }
+
+  // An error as a person reads it: the description, and the reason word of
+  // a media refusal.
+  function describe(error) {
+    const reason = error.parameters && error.parameters.reason;
+    return reason ? `${error.message} (${reason})` : error.message;
+  }
+
+  function toast(text, kind = "info") {
+    const box = document.getElementById("toasts");
+    const item = document.createElement("div");
+    item.className = `toast ${kind}`;
+    item.textContent = text;
+    box.append(item);
+    setTimeout(() => item.classList.add("leaving"), 3500);
+    setTimeout(() => item.remove(), 4000);
+    return item;
+  }
+
+  // The one dialog: an alert, or a secret shown once with a copy button.
+  function dialog({title = "", text = "", secret = null, onClose = null}) {
+    const box = document.getElementById("dialog");
+    document.getElementById("dialog-title").textContent = title;
+    document.getElementById("dialog-text").textContent = text;
+    const secretBox = document.getElementById("dialog-secret");
+    secretBox.hidden = secret === null;
+    document.getElementById("dialog-secret-value").textContent = secret || "";
+    document.getElementById("dialog-copy").onclick = () => copy(secret || "");
+    box.onclose = () => {
+      document.getElementById("dialog-secret-value").textContent = "";
+      if (onClose) onClose();
+    };
+    box.showModal();
+  }
+
+  async function copy(text) {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (e) {
+      // Outside a secure context (plain http on a LAN address) the async
+      // clipboard is missing: copy through a selected, off-screen field.
+      const field = document.createElement("textarea");
+      field.value = text;
+      field.className = "visually-hidden";
+      document.body.append(field);
+      field.select();
+      const done = document.execCommand("copy");
+      field.remove();
+      if (!done) {
+        toast("Could not copy to the clipboard", "error");
+        return;
+      }
+    }
+    toast("Copied to the clipboard");
+  }
+
+  function localTimes(root = document) {
+    for (const el of root.querySelectorAll("time[data-unix]")) {
+      const date = new Date(Number(el.dataset.unix) * 1000);
+      el.dateTime = date.toISOString();
+      el.title = date.toLocaleString();
+      const today = date.toDateString() === new Date().toDateString();
+      el.textContent = el.dataset.format === "short" && today
+        ? date.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"})
+        : date.toLocaleString([], {dateStyle: "medium", timeStyle: "short"});
+    }
+  }
+
+  function formValues(form) {
+    const params = {};
+    for (const [name, value] of new FormData(form)) {
+      if (value !== "") params[name] = value;
+    }
+    return params;
+  }
+
+  // What happens after a call succeeded: show a new token once, open a new
+  // user's chats, or show the page again as it now is.
+  function then(kind, result, element) {
+    if (kind === "token") {
+      dialog({title: "The bot's token",
+        text: "Copy it now and keep it secret: it is shown only this once.",
+        secret: result.token, onClose: () => location.reload()});
+    } else if (kind === "user") {
+      location.assign(`${element.dataset.chatsUrl}?user=${encodeURIComponent(result.user_id)}`);
+    } else {
+      location.reload();
+    }
+  }
+
+  async function callFrom(element, params) {
+    const error = element.querySelector(".form-error");
+    if (element.dataset.confirm && !window.confirm(element.dataset.confirm)) return;
+    element.setAttribute("aria-busy", "true");
+    try {
+      then(element.dataset.then, await api(element.dataset.call, params), element);
+    } catch (e) {
+      if (error) {
+        error.textContent = describe(e);
+        error.hidden = false;
+      } else {
+        toast(describe(e), "error");
+      }
+    } finally {
+      element.removeAttribute("aria-busy");
+    }
+  }
+
+  function wire() {
+    localTimes();
+    for (const button of document.querySelectorAll("button[data-call]")) {
+      button.addEventListener("click", () => callFrom(button, JSON.parse(button.dataset.params || "{}")));
+    }
+    for (const form of document.querySelectorAll("form[data-call]")) {
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        callFrom(form, formValues(form));
+      });
+    }
+    const users = document.getElementById("user-select");
+    if (users) {
+      users.addEventListener("change", () => location.assign(
+        `${users.dataset.chatsUrl}?user=${encodeURIComponent(users.value)}`));
+    }
+    // Broadcasts still delivering: show their progress as it goes.
+    if (document.querySelector("[data-unfinished]")) {
+      setInterval(() => {
+        if (!document.getElementById("dialog").open) location.reload();
+      }, 2000);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", wire);
+  return {api, describe, toast, dialog, copy, localTimes, signedOut};
+})();

@@ -1,0 +1,30 @@
+"""Fixtures of the sandbox tests: a signed-in person, and uploads scanned with
+the offline signature database."""
+from __future__ import annotations
+
+import pytest
+
+from app.media import build_test_signature_db
+
+from sandbox_client import Person
+
+
+@pytest.fixture
+def person(client):
+    """Signed in to the sandbox."""
+    someone = Person(client)
+    assert someone.sign_in().status_code == 303
+    return someone
+
+
+@pytest.fixture(scope="session")
+def clamav_db(tmp_path_factory) -> str:
+    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
+
+
+@pytest.fixture
+def make_app(make_app, monkeypatch, clamav_db):
+    """Uploads scan with the offline EICAR database (no network here)."""
+    monkeypatch.setenv("BOTSVC_CLAMAV_DB", clamav_db)
+    monkeypatch.delenv("BOTSVC_CLAMD_SOCKET", raising=False)
+    return make_app

@@ -1,0 +1,279 @@
+"""The sandbox in a real browser: Debian's headless Chromium, driven by
+Selenium, against the real service (scripts/server: gunicorn, 2 workers).
+
+A person signs in, creates a bot (reading its token from the page, as a
+developer would) and a user, presses Start; the test's bot, over /v2 with that
+token, sends a text with a keyboard, a card, a photo and a voice note, clicks
+are answered, messages are edited and deleted, and the page keeps up within
+2 s each time. Hostile text stays text. A screenshot of the chat (desktop and
+phone width) is saved under test-artifacts/, and the browser's console must
+stay free of errors.
+"""
+from __future__ import annotations
+
+import io
+import re
+import time
+
+import pytest
+import requests
+from PIL import Image, ImageDraw
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from media_files import Samples
+from server_process import REPO, running_server
+
+pytestmark = pytest.mark.server
+
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--window-size=1280,1000"]
+SHOWN_WITHIN = 2.0       # seconds: the issue's bar for a bot's message to appear
+SLOW_DEADLINE = 15.0     # for what is not timed (page loads, the bot's own polling)
+HOSTILE = '<script>alert("boom")</script>\n  two spaces kept\n"><img src=x onerror=alert(1)>'
+TOKEN = re.compile(r"^[1-9][0-9]*:[A-Za-z0-9_-]{43}$")
+
+
+@pytest.fixture
+def browser(tmp_path):
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+class Bot:
+    """The test's bot, over /v2 with the token the page showed."""
+
+    def __init__(self, base_url: str, token: str):
+        self.base_url, self.token, self.offset = base_url, token, 0
+
+    def call(self, method: str, /, files=None, **params):
+        headers = {"Authorization": f"Bearer {self.token}"}
+        if files:
+            answer = requests.post(f"{self.base_url}/v2/{method}", data=params, files=files,
+                                   headers=headers, timeout=120)
+        else:
+            answer = requests.post(f"{self.base_url}/v2/{method}", json=params,
+                                   headers=headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["result"]
+
+    def next_update(self, key: str) -> dict:
+        """Poll getUpdates until an update holding ``key`` arrives."""
+        deadline = time.monotonic() + SLOW_DEADLINE
+        while time.monotonic() < deadline:
+            for update in self.call("getUpdates", offset=self.offset):
+                self.offset = update["update_id"] + 1
+                if key in update:
+                    return update
+            time.sleep(0.1)
+        raise AssertionError(f"no update with {key} within {SLOW_DEADLINE} s")
+
+
+def wait_for(driver, condition, seconds: float, what: str):
+    started = time.monotonic()
+    WebDriverWait(driver, seconds, poll_frequency=0.05).until(
+        lambda d: condition(d), message=f"{what} not within {seconds} s")
+    return time.monotonic() - started
+
+
+def shown(driver, css: str, seconds: float = SHOWN_WITHIN, what: str | None = None):
+    """Wait for the element; return it and how long it took to appear."""
+    elapsed = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, css), seconds,
+                       what or css)
+    return driver.find_element(By.CSS_SELECTOR, css), elapsed
+
+
+def photo_png() -> bytes:
+    image = Image.new("RGB", (480, 320), "#65aadd")
+    draw = ImageDraw.Draw(image)
+    for i in range(8):
+        draw.ellipse((30 + i * 50, 60 + (i % 2) * 90, 110 + i * 50, 140 + (i % 2) * 90),
+                     fill=("#faa774", "#7bc862", "#ee7aae", "#fff")[i % 4])
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def sign_in(driver, base_url: str, token: str) -> None:
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+
+
+def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+    with running_server(tmp_path) as server:
+        base = server.base_url
+        # -- sign-in: a wrong token is refused with a clear message, the right one passes
+        browser.get(f"{base}/sandbox/")
+        assert browser.current_url == f"{base}/sandbox/signin"
+        sign_in(browser, base, "not-the-token")
+        assert "not the admin token" in browser.find_element(By.CSS_SELECTOR, ".error").text
+        # The 401 of that refusal is the one error the console may have seen.
+        browser.get_log("browser")
+        sign_in(browser, base, server.admin_token)
+        shown(browser, "#user-select, .new-user", SLOW_DEADLINE)
+
+        # -- the bot manager: a bot, its token shown once with a copy button
+        browser.find_element(By.LINK_TEXT, "Bots").click()
+        form = browser.find_element(By.CSS_SELECTOR, "form.create-bot")
+        form.find_element(By.NAME, "username").send_keys("browser_shop_bot")
+        form.find_element(By.NAME, "display_name").send_keys("Shop <i>Bot</i>")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        secret, _ = shown(browser, "#dialog[open] #dialog-secret-value", SLOW_DEADLINE)
+        token = secret.text
+        assert TOKEN.match(token)
+        browser.find_element(By.ID, "dialog-copy").click()
+        browser.find_element(By.CSS_SELECTOR, "#dialog button[value=ok]").click()
+        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "article.bot"),
+                 SLOW_DEADLINE, "the bot's card")
+        assert "Shop <i>Bot</i>" in browser.find_element(By.CSS_SELECTOR, "article.bot h2").text
+        assert token not in browser.page_source
+        bot = Bot(base, token)
+        assert bot.call("getMe")["username"] == "browser_shop_bot"
+
+        # -- a user, and their chat with the bot
+        browser.find_element(By.LINK_TEXT, "Chats").click()
+        new_user = browser.find_element(By.CSS_SELECTOR, "form.new-user")
+        new_user.find_element(By.NAME, "display_name").send_keys('Ada "><img src=x onerror=alert(2)>')
+        new_user.find_element(By.CSS_SELECTOR, "button").click()
+        entry, _ = shown(browser, ".chat-list a", SLOW_DEADLINE)
+        assert browser.find_element(By.CSS_SELECTOR, "#user-select option").text.startswith(
+            'Ada "><img src=x onerror=alert(2)>')
+        entry.click()
+        shown(browser, "#chat[data-state='not started']", SLOW_DEADLINE)
+        browser.find_element(By.ID, "start-param").send_keys("from_browser")
+        browser.find_element(By.ID, "btn-start").click()
+        update = bot.next_update("membership")
+        assert update["membership"]["start_parameter"] == "from_browser"
+        chat_id = update["membership"]["chat_id"]
+        shown(browser, "#chat[data-state='active']")
+
+        # -- the bot sends; each message appears within 2 s
+        keyboard = {"inline_keyboard": [
+            [{"text": "Press me", "callback_data": "press"},
+             {"text": "Alert me", "callback_data": "alert"}],
+            [{"text": "Docs", "url": "https://example.com/docs"},
+             {"text": "Copy code", "copy_text": "SAVE10"}]]}
+        text = bot.call("sendMessage", chat_id=chat_id, reply_markup=keyboard,
+                        text="Welcome to the shop!\nWhat would you like?")
+        row, timings["text"] = shown(browser, f"#msg-{text['message_id']}")
+        assert "in" in row.get_attribute("class").split()
+        hostile = bot.call("sendMessage", chat_id=chat_id, text=HOSTILE)
+        row, timings["hostile text"] = shown(browser, f"#msg-{hostile['message_id']}")
+        assert row.find_element(By.CSS_SELECTOR, ".text").get_attribute("textContent") == HOSTILE
+        assert row.find_elements(By.CSS_SELECTOR, "img, script") == []
+        browser.find_element(By.XPATH, "//button[text()='Copy code']").click()
+        copied, _ = shown(browser, ".toast:not(.answer)")
+        assert copied.text == "Copied to the clipboard"
+        docs = browser.find_element(By.LINK_TEXT, "Docs")
+        assert docs.get_attribute("href") == "https://example.com/docs"
+        assert docs.get_attribute("target") == "_blank"
+        assert "noopener" in docs.get_attribute("rel").split()
+
+        card = bot.call("sendCard", chat_id=chat_id, card={
+            "type": "receipt", "title": "Order #1042", "subtitle": "Paid by card",
+            "text": "Thank you!\nSee you soon.",
+            "fields": [{"label": "Coffee", "value": "2 × 3.50"}, {"label": "Total", "value": "7.00 EUR"}]},
+            reply_to_message_id=text["message_id"])
+        card_row, timings["card"] = shown(browser, f"#msg-{card['message_id']} .card-receipt")
+        assert card_row.find_element(By.CSS_SELECTOR, ".card-title").text == "Order #1042"
+        assert [e.text for e in card_row.find_elements(By.CSS_SELECTOR, "dt")] == ["Coffee", "Total"]
+
+        photo = bot.call("sendPhoto", chat_id=chat_id, caption="Our shop",
+                         files={"photo": ("shop.png", photo_png(), "image/png")})
+        _, timings["photo"] = shown(browser, f"#msg-{photo['message_id']} img.photo")
+        voice = bot.call("sendVoice", chat_id=chat_id,
+                         files={"voice": ("hello.mp3", Samples(tmp_path)["song.mp3"], "audio/mpeg")})
+        _, timings["voice"] = shown(browser, f"#msg-{voice['message_id']} .voice audio")
+        # The media come through the sandbox's own route, and they play.
+        wait_for(browser, lambda d: d.execute_script(
+            "return document.querySelector('img.photo').naturalWidth") == 480,
+            SLOW_DEADLINE, "the photo's pixels")
+        wait_for(browser, lambda d: d.execute_script(
+            "return document.querySelector('.voice audio').readyState") >= 1,
+            SLOW_DEADLINE, "the voice note's metadata")
+        for source in browser.execute_script(
+                "return [...document.querySelectorAll('img.photo, audio')].map(e => e.src)"):
+            assert source.startswith(f"{base}/sandbox/media/") and token not in source
+
+        # -- a callback button: the bot gets the query, its answer shows as a toast
+        browser.find_element(By.CSS_SELECTOR, f"#msg-{text['message_id']}").find_element(
+            By.XPATH, ".//button[text()='Press me']").click()
+        query = bot.next_update("callback_query")["callback_query"]
+        assert query["data"] == "press" and query["message_id"] == text["message_id"]
+        bot.call("answerCallbackQuery", callback_query_id=query["id"], text="Pressed <b>!</b>")
+        _, timings["toast"] = shown(browser, ".toast.answer")
+        assert browser.find_element(By.CSS_SELECTOR, ".toast.answer").text == "Pressed <b>!</b>"
+        browser.find_element(By.XPATH, "//button[text()='Alert me']").click()
+        query = bot.next_update("callback_query")["callback_query"]
+        bot.call("answerCallbackQuery", callback_query_id=query["id"], text="Really?",
+                 show_alert=True)
+        _, timings["alert"] = shown(browser, "#dialog[open]")
+        assert browser.find_element(By.ID, "dialog-text").text == "Really?"
+        browser.find_element(By.CSS_SELECTOR, "#dialog button[value=ok]").click()
+
+        # -- an edit shows "edited" and the new text; a deleted message goes away
+        bot.call("editMessageText", chat_id=chat_id, message_id=text["message_id"],
+                 text="Prices changed:\nnow 3.20")
+        _, timings["edit"] = shown(browser, f"#msg-{text['message_id']} .edited")
+        assert browser.find_element(By.CSS_SELECTOR, f"#msg-{text['message_id']} .text").text \
+            == "Prices changed:\nnow 3.20"
+        doomed = bot.call("sendMessage", chat_id=chat_id, text="This message will self-destruct")
+        shown(browser, f"#msg-{doomed['message_id']}")
+        bot.call("deleteMessage", chat_id=chat_id, message_id=doomed["message_id"])
+        timings["delete"] = wait_for(browser, lambda d: not d.find_elements(
+            By.ID, f"msg-{doomed['message_id']}"), SHOWN_WITHIN, "the deletion")
+
+        # -- the user writes back (Shift+Enter is a line break, Enter sends)
+        composer = browser.find_element(By.ID, "composer-text")
+        composer.send_keys("Thanks <3", Keys.SHIFT, Keys.ENTER, Keys.SHIFT, "Bye")
+        composer.send_keys(Keys.ENTER)
+        sent = bot.next_update("message")["message"]
+        assert sent["text"] == "Thanks <3\nBye" and sent["from_bot"] is False
+        mine, _ = shown(browser, f"#msg-{sent['message_id']}.out")
+        assert mine.find_element(By.CSS_SELECTOR, ".text").get_attribute("textContent") \
+            == "Thanks <3\nBye"
+
+        # -- nothing ran, no token anywhere, and pictures for the record
+        with pytest.raises(NoAlertPresentException):
+            browser.switch_to.alert.text  # noqa: B018
+        assert token not in browser.page_source and server.admin_token not in browser.page_source
+        assert token not in browser.current_url
+        ARTIFACTS.mkdir(exist_ok=True)
+        pictures = [ARTIFACTS / f"sandbox-{name}.png" for name in ("chat", "chat-phone", "bots")]
+        time.sleep(0.3)  # let the images settle for the picture
+        browser.save_screenshot(str(pictures[0]))
+        browser.set_window_size(390, 844)
+        browser.refresh()
+        shown(browser, f"#msg-{sent['message_id']}", SLOW_DEADLINE)
+        time.sleep(0.3)
+        browser.save_screenshot(str(pictures[1]))
+        # The bot manager follows a broadcast until it completes.
+        bot.call("createBroadcast", method="sendMessage", payload={"text": "Weekend sale!"})
+        browser.set_window_size(1280, 1000)
+        browser.find_element(By.LINK_TEXT, "Bots").click()
+        shown(browser, "article.bot .broadcasts .pill.completed", SLOW_DEADLINE)
+        assert browser.find_element(By.CSS_SELECTOR, ".broadcasts tbody td:nth-child(4)").text == "1"
+        browser.save_screenshot(str(pictures[2]))
+        print("\nsandbox screenshots:", *map(str, pictures))
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    print(f"sandbox browser test: {time.monotonic() - started:.1f} s; shown after (s): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))

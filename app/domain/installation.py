@@ -24,11 +24,15 @@ RESET_TABLES = (
     "broadcast_recipients", "broadcasts", "callback_queries", "messages",
     "webhook_deliveries", "faults", "updates", "webhooks", "files", "chats",
     "idempotency_keys", "rate_limits", "users", "bots",
+    # Last: deleting messages above bumps these (the sandbox's triggers).
+    "sandbox_chat_versions", "sandbox_signin_failures",
 )
 # What a reset keeps: the platform row (switch back on, clock offset back to
-# 0), the periodic jobs' schedule, SQLite's id sequences and the record of
-# applied migrations (the schema is not reset).
-KEPT_TABLES = ("platform", "periodic_jobs", "sqlite_sequence", "schema_migrations")
+# 0), the periodic jobs' schedule, SQLite's id sequences, the record of
+# applied migrations (the schema is not reset) and the sandbox's sign-ins (a
+# person at the browser stays signed in while their test suite resets).
+KEPT_TABLES = ("platform", "periodic_jobs", "sqlite_sequence", "schema_migrations",
+               "sandbox_sessions")
 
 
 def reset_installation(conn: sqlite3.Connection, data_dir: str) -> int:

@@ -5,8 +5,8 @@ looked up in their registry and run through the same execution path
 from __future__ import annotations
 
 from app.body import RequestBody
-from app.errors import ApiError, ErrorCode
 from app.db import get_db
+from app.errors import ApiError, ErrorCode
 from app.manage.dispatch import OPERATOR_METHODS, execute
 
 # What the pages may call. The testing tools (reset, clock, faults) stay on

@@ -84,14 +84,8 @@ def test_an_empty_token_is_asked_for(client):
     assert response.status_code == 400 and "Enter the admin token" in response.text
 
 
-class Clock:
-    def __init__(self, monkeypatch):
-        self.now = 1_800_000_000
-        monkeypatch.setattr(throttle, "now", lambda: self.now)
-
-
-def test_repeated_wrong_tokens_are_slowed_down(client, monkeypatch):
-    clock, person = Clock(monkeypatch), Person(client)
+def test_repeated_wrong_tokens_are_slowed_down(client, clock):
+    person = Person(client)
     for _ in range(throttle.FREE_FAILURES):
         assert person.sign_in("wrong").status_code == 401
     assert person.sign_in("wrong").status_code == 401   # the 6th: now wait 1 s
@@ -115,10 +109,9 @@ def test_waits_double_up_to_a_cap_and_are_forgotten():
     assert throttle.wait_after(100) == throttle.MAX_WAIT_SECONDS == 900
 
 
-def test_the_throttle_is_shared_by_every_process(make_app, tmp_path, monkeypatch):
+def test_the_throttle_is_shared_by_every_process(make_app, tmp_path, clock):
     """Two apps on one data dir (two workers): failures counted by one hold
     back sign-ins at the other."""
-    Clock(monkeypatch)
     first, second = make_app().test_client(), make_app().test_client()
     for _ in range(throttle.FREE_FAILURES + 1):
         Person(first).sign_in("wrong")

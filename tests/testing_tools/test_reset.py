@@ -62,6 +62,8 @@ def test_reset_empties_the_installation(app, operator, bot, new_bot, start_chat,
     file = fill_everything(operator, bot, new_bot, start_chat)
     db.execute("INSERT INTO webhook_deliveries (bot_id, update_id, attempt, started_at,"
                " duration_ms) VALUES (?, 1, 1, 0, 5)", (bot.id,))
+    db.execute("INSERT INTO sandbox_signin_failures (client, failures, last_failure_at,"
+               " blocked_until) VALUES ('203.0.113.7', 6, 0, 1)")
     counts = table_counts(app)
     assert [table for table in RESET_TABLES if not counts[table]] == []
     stored = db.execute("SELECT storage_name FROM files").fetchone()[0]

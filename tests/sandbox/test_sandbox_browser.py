@@ -124,7 +124,8 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         browser.get(f"{base}/sandbox/")
         assert browser.current_url == f"{base}/sandbox/signin"
         sign_in(browser, base, "not-the-token")
-        assert "not the admin token" in browser.find_element(By.CSS_SELECTOR, ".error").text
+        refusal, _ = shown(browser, ".error", SLOW_DEADLINE)   # the form posts, the page reloads
+        assert "not the admin token" in refusal.text
         # The 401 of that refusal is the one error the console may have seen.
         browser.get_log("browser")
         sign_in(browser, base, server.admin_token)
@@ -132,7 +133,7 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
 
         # -- the bot manager: a bot, its token shown once with a copy button
         browser.find_element(By.LINK_TEXT, "Bots").click()
-        form = browser.find_element(By.CSS_SELECTOR, "form.create-bot")
+        form, _ = shown(browser, "form.create-bot", SLOW_DEADLINE)
         form.find_element(By.NAME, "username").send_keys("browser_shop_bot")
         form.find_element(By.NAME, "display_name").send_keys("Shop <i>Bot</i>")
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
@@ -150,7 +151,7 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
 
         # -- a user, and their chat with the bot
         browser.find_element(By.LINK_TEXT, "Chats").click()
-        new_user = browser.find_element(By.CSS_SELECTOR, "form.new-user")
+        new_user, _ = shown(browser, "form.new-user", SLOW_DEADLINE)
         new_user.find_element(By.NAME, "display_name").send_keys('Ada "><img src=x onerror=alert(2)>')
         new_user.find_element(By.CSS_SELECTOR, "button").click()
         entry, _ = shown(browser, ".chat-list a", SLOW_DEADLINE)

@@ -41,7 +41,7 @@ class RequestBody:
     def fingerprint_source(self) -> dict:
         """What idempotency compares: the values, and each file's SHA-256 with
         the name and type it was declared with (both change the result)."""
-        if self.invalid is not None:
+        if self.raw_sha256 is not None:
             return {"unparsed_body": self.raw_sha256}
         return {"params": self.params,
                 "files": {name: [f.sha256, f.file_name, f.content_type]
@@ -162,7 +162,33 @@ def _parse_form(request: Request, upload_limit: int) -> RequestBody:
         if len(parts) != 1:
             raise invalid(name, f"Parameter {name} is given more than once")
         uploaded[name] = _quarantined(name, parts[0])
-    return RequestBody(params, uploaded, is_form=True)
+    return RequestBody(params, uploaded, is_form=True,
+                       invalid=_json_sent_as_form(request, params, uploaded))
+
+
+def _json_sent_as_form(request: Request, params: dict, files: dict) -> ApiError | None:
+    """``curl -d '{"chat_id": ...}'`` sends JSON text labelled as a form: its
+    one "parameter" is the whole JSON text. It stays the INVALID_PARAMETER an
+    unknown parameter is (field: that name), answered at the validation step,
+    but the description says what happened and what to send instead."""
+    if files or len(params) != 1:
+        return None
+    name, value = next(iter(params.items()))
+    # A form splits JSON text at its first "=" (inside a string value).
+    candidates = (name, f"{name}={value}") if value else (name,)
+    for text in candidates:
+        try:
+            if isinstance(json.loads(text), (dict, list)):
+                break
+        except (ValueError, RecursionError):
+            continue
+    else:
+        return None
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    return invalid(name, f"Unknown parameter: {shown}. The body was read as a form "
+                         f"(Content-Type: {request.mimetype}, what curl -d sends); to send "
+                         "JSON, send the header Content-Type: application/json "
+                         "(curl --json, or -H 'Content-Type: application/json')")
 
 
 def _quarantined(name: str, storage) -> UploadedFile:

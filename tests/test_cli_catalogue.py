@@ -92,8 +92,8 @@ def test_every_command_is_an_operator_method_and_names_its_parameters():
 
 def test_readme_botsvc_examples_run_as_written(tmp_path):
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as readme:
-        lines = [line.split("#")[0].split(">")[0].split() for line in readme
-                 if line.startswith(".venv/bin/botsvc ")]
+        lines = [re.split(r"[#>|)]", line[line.index(".venv/bin/botsvc "):])[0].split()
+                 for line in readme if ".venv/bin/botsvc " in line]
     assert [line[1] for line in lines] == ["create-bot", "create-user", "user-start", "openapi"]
     outputs = []
     for line in lines:

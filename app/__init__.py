@@ -8,7 +8,7 @@ import os
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
-from app import clock
+from app import clock, wire
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, migrate, release_db
@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)
     app.register_error_handler(Exception, internal_error_response)
+    app.wsgi_app = wire.settling_bodies(app.wsgi_app)
 
     if settings.webhook_allow_private:
         log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "

@@ -60,21 +60,11 @@ class BotsvcRequest(Request):
                                            delete=True)
 
 
-class RequestTooLarge(ApiError):
-    """413. The unread rest of the body cannot be skipped cheaply, so the
-    connection is closed, and the response must say so: a client that reuses
-    it would otherwise fail on its next request."""
-
-    def __init__(self, limit: int):
-        super().__init__(ErrorCode.REQUEST_TOO_LARGE,
-                         f"Request body is larger than {limit} bytes", limit=limit)
-
-    def headers(self) -> dict[str, str]:
-        return {"Connection": "close"}
-
-
 def too_large(limit: int) -> ApiError:
-    return RequestTooLarge(limit)
+    """413. What the client sent beyond the limit is read and discarded, or
+    the connection closed, after the answer (app/wire.py)."""
+    return ApiError(ErrorCode.REQUEST_TOO_LARGE, f"Request body is larger than {limit} bytes",
+                    limit=limit)
 
 
 def is_form_request(request: Request) -> bool:

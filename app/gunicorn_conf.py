@@ -5,7 +5,8 @@ bind = os.environ.get("BOTSVC_BIND", "127.0.0.1:8080")
 workers = int(os.environ.get("BOTSVC_WORKERS", "2"))
 # Threads keep a worker answering while one of its requests waits on ffmpeg
 # or ClamAV; all shared state lives in SQLite, so threads need no locks.
-worker_class = "gthread"
+# gthread, plus what its connections need (app/gunicorn_worker.py).
+worker_class = "app.gunicorn_worker.BotsvcWorker"
 threads = int(os.environ.get("BOTSVC_THREADS", "4"))
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30

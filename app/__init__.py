@@ -5,7 +5,7 @@ import contextlib
 import logging
 import os
 
-from flask import Flask
+from flask import Flask, request
 from werkzeug.exceptions import HTTPException
 
 from app import clock, wire
@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)
     app.register_error_handler(Exception, internal_error_response)
+    app.before_request(lambda: wire.refuse_oversized_head(request.environ))
     app.wsgi_app = wire.settling_bodies(app.wsgi_app)
 
     if settings.webhook_allow_private:

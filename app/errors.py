@@ -26,6 +26,10 @@ class ErrorCode(StrEnum):
     WEBHOOK_ACTIVE = "WEBHOOK_ACTIVE"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+    # The request's own head and pace (README "The connection"): beyond SPEC.md.
+    REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
+    URI_TOO_LONG = "URI_TOO_LONG"
+    HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
     RANGE_NOT_SATISFIABLE = "RANGE_NOT_SATISFIABLE"
     RATE_LIMITED = "RATE_LIMITED"
     PLATFORM_DISABLED = "PLATFORM_DISABLED"
@@ -100,6 +104,9 @@ _HTTP_STATUS = {
     ErrorCode.WEBHOOK_ACTIVE: 409,
     ErrorCode.IDEMPOTENCY_CONFLICT: 409,
     ErrorCode.REQUEST_TOO_LARGE: 413,
+    ErrorCode.REQUEST_TIMEOUT: 408,
+    ErrorCode.URI_TOO_LONG: 414,
+    ErrorCode.HEADERS_TOO_LARGE: 431,
     ErrorCode.RANGE_NOT_SATISFIABLE: 416,  # the download route only
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.PLATFORM_DISABLED: 503,
@@ -109,6 +116,11 @@ _HTTP_STATUS = {
     ErrorCode.CSRF_FAILED: 403,
     ErrorCode.INTERNAL_ERROR: 500,
 }
+
+
+# What any route can answer about the request's head and pace (app/wire.py).
+CONNECTION_ERRORS = (ErrorCode.REQUEST_TIMEOUT, ErrorCode.URI_TOO_LONG,
+                     ErrorCode.HEADERS_TOO_LARGE)
 
 
 class ApiError(Exception):

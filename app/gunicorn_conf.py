@@ -8,6 +8,13 @@ workers = int(os.environ.get("BOTSVC_WORKERS", "2"))
 # gthread, plus what its connections need (app/gunicorn_worker.py).
 worker_class = "app.gunicorn_worker.BotsvcWorker"
 threads = int(os.environ.get("BOTSVC_THREADS", "4"))
+# A request head far larger than any reverse proxy passes (nginx: 8 KiB
+# lines; Caddy: 1 MiB of headers) still reaches the app, which answers past
+# its own limits in the envelope (app/wire.py). 0: no line limit but the
+# parser's 1 MiB; beyond these, botsvc's worker still answers in the envelope.
+limit_request_line = 0
+limit_request_field_size = 65536
+limit_request_fields = 1000
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30
 preload_app = False    # no database connection or scheduler may cross fork()

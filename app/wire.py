@@ -20,7 +20,15 @@ from __future__ import annotations
 
 import threading
 
+from app.errors import ApiError, ErrorCode
+
 DRAIN_MAX_BYTES = 16 * 1024 * 1024
+# The request head the service takes (README "The connection"): what nginx
+# and Apache pass by default. gunicorn's own limits (app/gunicorn_conf.py) are
+# set far above, so that these answer in the envelope.
+REQUEST_LINE_MAX_BYTES = 8190
+HEADER_FIELD_MAX_BYTES = 8190
+HEADER_FIELDS_MAX = 100
 _CHUNK = 256 * 1024
 
 # The gunicorn request being served by this thread, set by the worker
@@ -40,6 +48,42 @@ def close_connection() -> None:
     request = getattr(current, "request", None)
     if request is not None:
         request.must_close = True
+
+
+def refuse_oversized_head(environ: dict) -> None:
+    """414 URI_TOO_LONG for a request line over REQUEST_LINE_MAX_BYTES; 431
+    HEADERS_TOO_LARGE for a header field (``Name: value``) over
+    HEADER_FIELD_MAX_BYTES or more than HEADER_FIELDS_MAX fields. Header lines
+    repeating a name arrive joined into one field, and count as one."""
+    target = environ.get("RAW_URI") or (environ.get("PATH_INFO", "") + "?"
+                                        + environ.get("QUERY_STRING", ""))
+    line = len(environ.get("REQUEST_METHOD", "")) + len(target) \
+        + len(environ.get("SERVER_PROTOCOL", "")) + 2
+    if line > REQUEST_LINE_MAX_BYTES:
+        raise head_too_large(ErrorCode.URI_TOO_LONG, REQUEST_LINE_MAX_BYTES)
+    fields = 0
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            name_length = len(key) - 5
+        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            name_length = len(key)
+        else:
+            continue
+        fields += 1
+        if name_length + 2 + len(value) > HEADER_FIELD_MAX_BYTES:
+            raise head_too_large(ErrorCode.HEADERS_TOO_LARGE, HEADER_FIELD_MAX_BYTES)
+    if fields > HEADER_FIELDS_MAX:
+        raise too_many_fields()
+
+
+def too_many_fields() -> ApiError:
+    return ApiError(ErrorCode.HEADERS_TOO_LARGE, f"More than {HEADER_FIELDS_MAX} header fields",
+                    limit=HEADER_FIELDS_MAX)
+
+
+def head_too_large(code: ErrorCode, limit: int) -> ApiError:
+    what = "Request line" if code is ErrorCode.URI_TOO_LONG else "A header field"
+    return ApiError(code, f"{what} is longer than {limit} bytes", limit=limit)
 
 
 def settle_body(environ: dict) -> None:

@@ -3,8 +3,10 @@
 kept-alive connection meets after a body the app did not read whole."""
 from __future__ import annotations
 
+import http.client
 import itertools
 import json
+import socket
 
 import pytest
 import requests
@@ -104,3 +106,64 @@ def test_an_unauthorized_upload_leaves_the_connection_usable(server, session):
         answer = client.post(f"{session.base}/getMe", json={}, timeout=30,
                              headers=session.headers)
         assert answer.status_code == 200, answer.text
+
+
+# -- the request head (README "The connection") ------------------------------------
+
+def raw_exchange(server, head: bytes) -> tuple[int, dict, dict | bytes]:
+    """Send ``head`` (a request without a body) and read the one answer."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(head)
+        answer = http.client.HTTPResponse(sock)
+        answer.begin()
+        body = answer.read()
+        content_type = answer.getheader("Content-Type") or ""
+        return (answer.status, dict(answer.getheaders()),
+                json.loads(body) if content_type == "application/json" else body)
+
+
+def head_of(target: str = "/v2/getMe", line_length: int | None = None, fields: int = 2,
+            field_length: int | None = None) -> bytes:
+    """POST ``target`` (padded with a query to ``line_length`` bytes of request
+    line), with ``fields`` header fields: Host, Content-Length and fillers, the
+    last one padded to ``field_length`` bytes ("Name: value")."""
+    if line_length is not None:
+        bare = len(f"POST {target}?p= HTTP/1.1")
+        target += "?p=" + "a" * (line_length - bare)
+    lines = [f"POST {target} HTTP/1.1", "Host: 127.0.0.1", "Content-Length: 0"]
+    lines += [f"X-Fill-{i}: v" for i in range(fields - 2)]
+    if field_length is not None:
+        lines.append("X-Long: " + "v" * (field_length - len("X-Long: ")))
+    assert line_length is None or len(lines[0]) == line_length
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def assert_refused(answer, status: int, code: str, limit: int) -> None:
+    got_status, headers, body = answer
+    assert (got_status, headers["Content-Type"]) == (status, "application/json"), body
+    assert body["ok"] is False
+    assert (body["error_code"], body["parameters"]) == (code, {"limit": limit})
+
+
+def test_the_request_line_limit_answers_in_the_envelope(server):
+    # At the limit: the request reaches the method (and its token check).
+    assert raw_exchange(server, head_of(line_length=8190))[2]["error_code"] == "UNAUTHORIZED"
+    assert_refused(raw_exchange(server, head_of(line_length=8191)), 414, "URI_TOO_LONG", 8190)
+    # Past what gunicorn itself parses (1 MiB): botsvc's worker answers the same.
+    assert_refused(raw_exchange(server, head_of(line_length=2 * MiB)), 414, "URI_TOO_LONG",
+                   8190)
+
+
+def test_a_header_field_limit_answers_in_the_envelope(server):
+    fits = raw_exchange(server, head_of(field_length=8190))
+    assert fits[2]["error_code"] == "UNAUTHORIZED"
+    assert_refused(raw_exchange(server, head_of(field_length=8191)), 431,
+                   "HEADERS_TOO_LARGE", 8190)
+    assert_refused(raw_exchange(server, head_of(field_length=100_000)), 431,
+                   "HEADERS_TOO_LARGE", 8190)
+
+
+def test_the_header_count_limit_answers_in_the_envelope(server):
+    assert raw_exchange(server, head_of(fields=100))[2]["error_code"] == "UNAUTHORIZED"
+    assert_refused(raw_exchange(server, head_of(fields=101)), 431, "HEADERS_TOO_LARGE", 100)
+    assert_refused(raw_exchange(server, head_of(fields=2000)), 431, "HEADERS_TOO_LARGE", 100)

@@ -21,7 +21,7 @@ from app.db import get_db, transaction
 from app.domain import faults
 from app.domain.bots import find_bot
 from app.envelope import REPLAY_HEADER, error_response, json_response, ok_body
-from app.errors import ApiError, ErrorCode, MethodNotAllowed
+from app.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllowed
 from app.jsontext import dumps
 
 bp = Blueprint("api", __name__, url_prefix="/v2")
@@ -32,7 +32,8 @@ PIPELINE_ERRORS = (ErrorCode.PLATFORM_DISABLED, ErrorCode.UNAUTHORIZED, ErrorCod
                    ErrorCode.IDEMPOTENCY_CONFLICT, ErrorCode.RATE_LIMITED,
                    ErrorCode.REQUEST_TOO_LARGE, ErrorCode.INVALID_JSON,
                    ErrorCode.INVALID_PARAMETER, ErrorCode.STORAGE_FULL,
-                   ErrorCode.INTERNAL_ERROR)
+                   ErrorCode.INTERNAL_ERROR,
+                   *CONNECTION_ERRORS)
 
 
 @bp.route("/<name>", methods=ALL_HTTP_METHODS, provide_automatic_options=False)

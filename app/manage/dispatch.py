@@ -17,7 +17,7 @@ from app.body import RequestBody, parse_body
 from app.catalogue import Catalogue, Method, validate_request
 from app.db import get_db
 from app.envelope import json_response, ok_body
-from app.errors import ApiError, ErrorCode, MethodNotAllowed
+from app.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllowed
 
 bp = Blueprint("manage", __name__, url_prefix="/manage/v1")
 
@@ -26,7 +26,8 @@ OPERATOR_METHODS = Catalogue("/manage/v1")
 OPERATOR_ERRORS = (ErrorCode.METHOD_NOT_FOUND, ErrorCode.UNAUTHORIZED,
                    ErrorCode.REQUEST_TOO_LARGE, ErrorCode.INVALID_JSON,
                    ErrorCode.INVALID_PARAMETER, ErrorCode.STORAGE_FULL,
-                   ErrorCode.INTERNAL_ERROR)
+                   ErrorCode.INTERNAL_ERROR,
+                   *CONNECTION_ERRORS)
 
 
 def operator_method(name: str, schema: Schema | None = None, *, result=None,

@@ -43,6 +43,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)
+    app.register_error_handler(wire.ReadDeadlineExceeded, _sent_too_slowly)
     app.register_error_handler(Exception, internal_error_response)
     app.before_request(lambda: wire.refuse_oversized_head(request.environ))
     app.wsgi_app = wire.settling_bodies(app.wsgi_app)
@@ -54,6 +55,11 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
         from app.worker import start_worker as start
         start(app)
     return app
+
+
+def _sent_too_slowly(_exc):
+    wire.close_connection()
+    return error_response(wire.request_timeout())
 
 
 def _private_dir(data_dir: str, name: str) -> str:

@@ -42,6 +42,11 @@ class ReadDeadlineExceeded(Exception):
     closes (whatever else is in flight on it is unknown)."""
 
 
+def request_timeout() -> ApiError:
+    return ApiError(ErrorCode.REQUEST_TIMEOUT, "The request was sent too slowly; "
+                    "the connection is closed")
+
+
 def close_connection() -> None:
     """Make the answer carry ``Connection: close`` and close the connection
     after it (gunicorn's own flag, as for its ``max_requests``)."""

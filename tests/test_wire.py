@@ -6,7 +6,10 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import select
 import socket
+import threading
+import time
 
 import pytest
 import requests
@@ -167,3 +170,61 @@ def test_the_header_count_limit_answers_in_the_envelope(server):
     assert raw_exchange(server, head_of(fields=100))[2]["error_code"] == "UNAUTHORIZED"
     assert_refused(raw_exchange(server, head_of(fields=101)), 431, "HEADERS_TOO_LARGE", 100)
     assert_refused(raw_exchange(server, head_of(fields=2000)), 431, "HEADERS_TOO_LARGE", 100)
+
+
+# -- slow clients (app/gunicorn_worker.py) ------------------------------------------
+
+def trickle(port: int, head: bytes, outcome: list) -> None:
+    """A client that sends ``head`` and then one byte a second, never done;
+    it keeps what the server answers (b"" when it was cut; None when it is
+    still held after a minute)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if select.select([sock], [], [], 1.0)[0]:
+                received = b""
+                try:
+                    while chunk := sock.recv(65536):
+                        received += chunk
+                except OSError:
+                    pass
+                outcome.append(received)
+                return
+            try:
+                sock.sendall(b"x")
+            except OSError:
+                outcome.append(b"")
+                return
+        outcome.append(None)   # still held after a minute
+
+
+def timed_out(answer: bytes) -> bool:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return (head.startswith(b"HTTP/1.1 408 ") and b"Connection: close" in head
+            and json.loads(body)["error_code"] == "REQUEST_TIMEOUT")
+
+
+def test_slow_clients_do_not_stall_the_service(tmp_path):
+    with running_server(tmp_path, BOTSVC_WORKERS="1", BOTSVC_THREADS="2") as slow_server:
+        token = slow_server.operator("createBot", username="patient_bot")["token"]
+        slow_body = (f"POST /v2/sendMessage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}"
+                     "\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n{").encode()
+        slow_head = b"POST /v2/getMe HTTP/1.1\r\nHost: x\r\nX-Slow: "
+        outcomes: list[list] = [[] for _ in range(8)]
+        clients = [threading.Thread(target=trickle, daemon=True,
+                                    args=(slow_server.port, slow_body if i < 6 else slow_head,
+                                          outcomes[i])) for i in range(8)]
+        for client in clients:
+            client.start()
+        time.sleep(1)   # they hold the worker's two threads and queue behind them
+        for _ in range(5):
+            answer = requests.post(f"{slow_server.base_url}/v2/getMe", json={}, timeout=30,
+                                   headers={"Authorization": f"Bearer {token}"})
+            assert answer.status_code == 200, answer.text
+        for client in clients:
+            client.join(timeout=70)
+        # Each slow one was answered 408 in the envelope, its connection
+        # closed: by the app (a slow body) or by the worker (a slow head).
+        for [answer] in outcomes:
+            assert answer is not None and timed_out(answer), answer

@@ -8,13 +8,15 @@ workers = int(os.environ.get("BOTSVC_WORKERS", "2"))
 # gthread, plus what its connections need (app/gunicorn_worker.py).
 worker_class = "app.gunicorn_worker.BotsvcWorker"
 threads = int(os.environ.get("BOTSVC_THREADS", "4"))
-# A request head far larger than any reverse proxy passes (nginx: 8 KiB
-# lines; Caddy: 1 MiB of headers) still reaches the app, which answers past
-# its own limits in the envelope (app/wire.py). 0: no line limit but the
-# parser's 1 MiB; beyond these, botsvc's worker still answers in the envelope.
+# A request head larger than a reverse proxy passes (nginx: 8 KiB lines,
+# 32 KiB in all; Apache: 100 fields of 8190 bytes) still reaches the app,
+# which answers past its own limits in the envelope (app/wire.py). 0: no line
+# limit but the parser's 1 MiB. fields x field size bounds what one request
+# head may hold in memory (6.4 MB); past these, botsvc's worker answers in the
+# envelope too.
 limit_request_line = 0
-limit_request_field_size = 65536
-limit_request_fields = 1000
+limit_request_field_size = 32768
+limit_request_fields = 200
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30
 preload_app = False    # no database connection or scheduler may cross fork()

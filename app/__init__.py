@@ -30,10 +30,10 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     with contextlib.closing(connect(settings.db_path)) as conn:
         clock.refresh(conn)   # the offset survives restarts: start from the stored one
 
-    from app import api, cleanup, download, manage, openapi, sandbox  # noqa: F401  (registers methods and jobs)
+    from app import api, download, manage, openapi, sandbox  # noqa: F401  (registers methods)
+    from app.jobs.runner import run_start_jobs
 
-    cleanup.recover_from_dead_processes(settings, app.config["MEDIA"].work_dir,
-                                        app.config["QUARANTINE_DIR"])
+    run_start_jobs(app)   # what processes that died left behind
 
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
@@ -49,7 +49,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
         log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
                     "private addresses. For local development and CI only.")
     if start_worker and settings.run_scheduler:
-        from app.worker import start_worker as start
+        from app.jobs import start_worker as start
         start(app)
     return app
 

@@ -22,10 +22,9 @@ access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
 def worker_exit(server, worker):
     # Stop this worker's scheduler before the interpreter exits, so that no
     # tick is submitted to an executor that is already shut down.
-    from app import worker as background
+    from app.jobs.scheduler import stop_worker
 
-    if background._worker is not None:
-        background._worker.shutdown()
+    stop_worker()
 
 
 def on_starting(server):

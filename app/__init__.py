@@ -25,7 +25,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
-    app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
+    app.config["MEDIA"] = MediaConfig.from_settings(settings)
     migrate(settings.db_path)
     with contextlib.closing(connect(settings.db_path)) as conn:
         clock.refresh(conn)   # the offset survives restarts: start from the stored one

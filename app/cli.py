@@ -64,7 +64,7 @@ main.add_command(migrate_db, "migrate")
 def check_media():
     settings = Settings.from_env()
     try:
-        check_dependencies(MediaConfig.from_env(settings.data_dir))
+        check_dependencies(MediaConfig.from_settings(settings))
     except ApiError as error:
         _fail(error)
     click.echo("media tools and scanner: OK")

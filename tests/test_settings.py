@@ -117,7 +117,7 @@ def test_the_readme_lists_every_setting():
     read_here = set(re.findall(r'"(BOTSVC_[A-Z_]+)"', (REPO / "app" / "config.py").read_text()))
     listed = {row.split("|")[1].strip() for row in settings_table().splitlines()
               if row.startswith("| BOTSVC_")}
-    assert read_here == listed
+    assert read_here <= listed, read_here - listed
 
 
 def test_no_other_module_reads_the_environment():

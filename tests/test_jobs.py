@@ -153,3 +153,14 @@ def test_a_record_that_cannot_be_written_does_not_stop_the_job(app, db, monkeypa
     monkeypatch.setattr(records, "RECORD_EVERY_SECONDS", 0.0)
     run_job(app, Job("unrecorded", 60.0, lambda conn, settings: ran.append(1)))
     assert ran == [1]
+
+
+def test_an_unwanted_job_claims_no_turn(app, db):
+    """History retention off: its hourly tick claims nothing, so turning the
+    setting on (a restart) makes the next tick run it, not one an hour later."""
+    run_job(app, "delete_old_history")
+    assert db.execute("SELECT count(*) FROM periodic_jobs WHERE name = 'delete_old_history'"
+                      ).fetchone()[0] == 0
+    run_job(app, "delete_expired_records")
+    assert db.execute("SELECT count(*) FROM periodic_jobs WHERE name = 'delete_expired_records'"
+                      ).fetchone()[0] == 1

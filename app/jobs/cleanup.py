@@ -31,9 +31,8 @@ def delete_expired_records(conn, settings) -> None:
 
 def delete_old_history(conn, settings) -> None:
     """BOTSVC_HISTORY_RETENTION_DAYS: messages (and clicks) older than that go,
-    in batches, each its own short transaction. 0 keeps everything."""
-    if not settings.history_retention_days:
-        return
+    in batches, each its own short transaction. 0 keeps everything (the
+    job is not wanted then: see the list)."""
     cutoff = clock.now() - settings.history_retention_days * DAY_SECONDS
     total = 0
     while True:

@@ -25,6 +25,9 @@ class Job:
     # True: one pass per interval across all processes (``claim_periodic``);
     # False: a pass in every process at every tick (the work is claimed row by row).
     once_per_interval: bool = False
+    # When given and false for the settings, a tick does nothing (and claims
+    # no turn, so turning the setting on makes the next tick run it).
+    wanted: Callable | None = None   # wanted(settings) -> bool
 
 
 def claim_periodic(conn, name: str, interval: float, now: float | None = None) -> bool:
@@ -66,7 +69,9 @@ def run_job(app, job: Job | str) -> None:
         try:
             clock.refresh(conn)  # each pass sees the clock as advanceClock left it
             recorded_start = records.started(conn, settings.db_path, job)
-            if not job.once_per_interval or claim_periodic(
+            if job.wanted is not None and not job.wanted(settings):
+                pass
+            elif not job.once_per_interval or claim_periodic(
                     conn, job.name, job.seconds - CLAIM_SLACK_SECONDS):
                 job.run(conn, settings)
         except Exception as failure:

@@ -20,7 +20,8 @@ JOBS: tuple[Job, ...] = (
         "remove quarantine and work files of uploads no longer under way",
         once_per_interval=True),
     Job("delete_old_history", 3600.0, cleanup.delete_old_history,
-        "remove chat history past BOTSVC_HISTORY_RETENTION_DAYS", once_per_interval=True),
+        "remove chat history past BOTSVC_HISTORY_RETENTION_DAYS", once_per_interval=True,
+        wanted=lambda settings: settings.history_retention_days > 0),
     Job("recover_from_dead_processes", None, cleanup.recover_from_dead_processes,
         "at each process start: release the Idempotency-Key claims and remove the upload"
         " files of processes that died"),

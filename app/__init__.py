@@ -25,15 +25,15 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
-    app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
+    app.config["MEDIA"] = MediaConfig.from_settings(settings)
     migrate(settings.db_path)
     with contextlib.closing(connect(settings.db_path)) as conn:
         clock.refresh(conn)   # the offset survives restarts: start from the stored one
 
-    from app import api, cleanup, download, manage, openapi, sandbox  # noqa: F401  (registers methods and jobs)
+    from app import api, download, manage, openapi, sandbox  # noqa: F401  (registers methods)
+    from app.jobs.runner import run_start_jobs
 
-    cleanup.recover_from_dead_processes(settings, app.config["MEDIA"].work_dir,
-                                        app.config["QUARANTINE_DIR"])
+    run_start_jobs(app)   # what processes that died left behind
 
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
         log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
                     "private addresses. For local development and CI only.")
     if start_worker and settings.run_scheduler:
-        from app.worker import start_worker as start
+        from app.jobs import start_worker as start
         start(app)
     return app
 

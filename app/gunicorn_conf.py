@@ -1,13 +1,16 @@
 """gunicorn settings for scripts/server (and scripts/bench's bare endpoint)."""
-import os
+from app.config import Settings
 
-bind = os.environ.get("BOTSVC_BIND", "127.0.0.1:8080")
-workers = int(os.environ.get("BOTSVC_WORKERS", "2"))
+# Read and checked with every other setting: a bad value stops the start here
+# with one line naming it. The signing key is left to the workers.
+settings = Settings.from_env(secret=False)
+bind = settings.bind
+workers = settings.workers
 # Threads keep a worker answering while one of its requests waits on ffmpeg
 # or ClamAV; all shared state lives in SQLite, so threads need no locks.
 # gthread, plus what its connections need (app/gunicorn_worker.py).
 worker_class = "app.gunicorn_worker.BotsvcWorker"
-threads = int(os.environ.get("BOTSVC_THREADS", "4"))
+threads = settings.threads
 # A request head larger than a reverse proxy passes (nginx: 8 KiB lines,
 # 32 KiB in all; Apache: 100 fields of 8190 bytes) still reaches the app,
 # which answers past its own limits in the envelope (app/wire.py). 0: no line
@@ -25,17 +28,16 @@ preload_app = False    # no database connection or scheduler may cross fork()
 control_socket_disable = True
 # The path only (%(U)s), never the query string: signed download links are
 # bearer capabilities and must not land in a log. Headers are never logged.
-accesslog = "-" if os.environ.get("BOTSVC_ACCESS_LOG", "1") == "1" else None
+accesslog = "-" if settings.access_log else None
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
 
 
 def worker_exit(server, worker):
     # Stop this worker's scheduler before the interpreter exits, so that no
     # tick is submitted to an executor that is already shut down.
-    from app import worker as background
+    from app.jobs.scheduler import stop_worker
 
-    if background._worker is not None:
-        background._worker.shutdown()
+    stop_worker()
 
 
 def on_starting(server):
@@ -45,11 +47,10 @@ def on_starting(server):
     # the workers fork.
     import sys
 
-    from app.config import Settings
     from app.db import DatabaseNewerThanCode, migrate
 
     try:
-        migrate(Settings.from_env().db_path)
+        migrate(settings.db_path)
     except DatabaseNewerThanCode as refused:
         print(f"botsvc: {refused}", file=sys.stderr, flush=True)
         sys.exit(1)

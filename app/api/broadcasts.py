@@ -16,9 +16,9 @@ from app.api.registry import Call, api_method
 from app.db import after_commit
 from app.domain import broadcasts
 from app.errors import ErrorCode
+from app.jobs import wake
 from app.limits import BROADCAST
 from app.validation import ChatId, CursorField, LimitField, OneOf, StrictSchema, Text
-from app.worker import wake
 
 MAX_CHAT_IDS = 10000
 

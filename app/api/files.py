@@ -1,5 +1,4 @@
-"""Files: uploadFile and getFile, the upload step every media method shares,
-and the periodic sweep of upload leftovers.
+"""Files: uploadFile and getFile, and the upload step every media method shares.
 
 An upload is processed in the method's ``prepare`` step (outside any write
 transaction: ffmpeg and ClamAV may take minutes), its output moved into
@@ -18,7 +17,6 @@ from app.errors import ErrorCode
 from app.limits import UPLOAD
 from app.media import MediaConfig
 from app.validation import FilePart, StrictSchema, Text, UploadedFile
-from app.worker import claim_periodic, periodic
 
 
 def media_config() -> MediaConfig:
@@ -62,15 +60,3 @@ def get_file(call: Call) -> dict:
     url, expires_at = file_links.signed_url(call.settings.base_url, call.settings.secret_key,
                                             row["file_id"], call.bot.id)
     return {**files.render_file(row), "download_url": url, "expires_at": expires_at}
-
-
-SWEEP_JOB = "sweep_upload_leftovers"
-SWEEP_INTERVAL_SECONDS = 600.0
-
-
-@periodic(SWEEP_JOB, seconds=SWEEP_INTERVAL_SECONDS)
-def sweep_upload_leftovers(conn, settings) -> None:
-    if not claim_periodic(conn, SWEEP_JOB, SWEEP_INTERVAL_SECONDS - 1):
-        return
-    files.sweep_leftovers(conn, settings.data_dir, media_config().work_dir,
-                          current_app.config["QUARANTINE_DIR"])

@@ -32,14 +32,14 @@ from app.db import thread_connection
 from app.domain import updates, webhooks
 from app.domain.webhook_deliveries import Attempt
 from app.domain.webhooks import Claim
+from app.jobs import wake
 from app.webhooks import transport
 from app.webhooks.addresses import default_resolver
-from app.worker import periodic, wake
 
 log = logging.getLogger(__name__)
 
+# The job that runs a pass (app/jobs/delivery.py), ticked every second.
 JOB = "deliver_due_webhooks"
-TICK_SECONDS = 1.0
 SLOTS_PER_PROCESS = 16
 # Longer than any attempt (a 10 s deadline after the DNS answer), so a lease
 # only ever expires when its holder died; then that bot waits this long.
@@ -148,11 +148,6 @@ def forget_deliverer(settings: Settings) -> None:
         deliverer = _deliverers.pop(settings, None)
     if deliverer is not None:
         deliverer.shutdown()
-
-
-@periodic(JOB, seconds=TICK_SECONDS)
-def deliver_due_webhooks(conn, settings: Settings) -> None:
-    deliverer_for(settings).run_pass(conn)
 
 
 def wake_deliverer(_bot_id: int | None = None) -> None:

@@ -79,6 +79,8 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     # "text" or "json" (one JSON object per log line).
     log_format: str = "text"
+    # One log line per request (BOTSVC_ACCESS_LOG=0 turns it off).
+    access_log: bool = True
     # The testing tools of DECISIONS §9 (reset, advanceClock, injectFault, ...).
     test_tools: bool = False
     # Days of chat history kept (messages older are removed by a job); 0 keeps it forever.
@@ -116,6 +118,7 @@ class Settings:
             min_free_bytes=_int(env, "BOTSVC_MIN_FREE_BYTES", cls.min_free_bytes),
             metrics_token=env.get("BOTSVC_METRICS_TOKEN") or None,
             log_format=_choice(env, "BOTSVC_LOG_FORMAT", ("text", "json"), cls.log_format),
+            access_log=env.get("BOTSVC_ACCESS_LOG", "1").strip() != "0",
             test_tools=_flag(env, "BOTSVC_TEST_TOOLS"),
             history_retention_days=_int(env, "BOTSVC_HISTORY_RETENTION_DAYS",
                                         cls.history_retention_days),

@@ -13,10 +13,19 @@ preload_app = False    # no database connection or scheduler may cross fork()
 # gunicorn 27's control socket defaults to one path per user, shared by every
 # instance on the machine (tests and benchmarks run several); unused here.
 control_socket_disable = True
-# The path only (%(U)s), never the query string: signed download links are
-# bearer capabilities and must not land in a log. Headers are never logged.
-accesslog = "-" if os.environ.get("BOTSVC_ACCESS_LOG", "1") == "1" else None
-access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
+# The application writes the access line itself (app/logs.py: with the
+# request id, the bot and the error code; BOTSVC_ACCESS_LOG=0 turns it off).
+accesslog = None
+
+
+def _logconfig():
+    # gunicorn's own lines in the format of the application's (JSON or text).
+    from app.logs import gunicorn_logconfig
+
+    return gunicorn_logconfig(os.environ.get("BOTSVC_LOG_FORMAT", "text").strip().lower())
+
+
+logconfig_dict = _logconfig() or {}
 
 
 def worker_exit(server, worker):
@@ -28,6 +37,12 @@ def worker_exit(server, worker):
         background._worker.shutdown()
 
 
+def child_exit(server, worker):
+    from app import metrics
+
+    metrics.worker_exited(worker.pid)
+
+
 def on_starting(server):
     # Migrate once in the master, before any worker starts (a no-op again in
     # each worker's create_app); on a database that a newer botsvc migrated,
@@ -35,11 +50,15 @@ def on_starting(server):
     # the workers fork.
     import sys
 
+    from app import metrics
     from app.config import Settings
     from app.db import DatabaseNewerThanCode, migrate
 
+    settings = Settings.from_env()
     try:
-        migrate(Settings.from_env().db_path)
+        migrate(settings.db_path)
     except DatabaseNewerThanCode as refused:
         print(f"botsvc: {refused}", file=sys.stderr, flush=True)
         sys.exit(1)
+    # Each run counts from zero; the workers inherit the directory's name.
+    metrics.prepare_multiprocess_dir(settings.data_dir)

@@ -122,9 +122,27 @@ def _probe_media(media: MediaConfig) -> str:
         if media.clamd_socket:
             from app.media import scanner
             scanner.ping_clamd(media)
+        elif not _has_signatures(media.clamav_db or SYSTEM_SIGNATURES):
+            return "clamav_no_signatures"
     except ApiError as error:
         return f"{error.parameters.get('dependency', 'media')}_unavailable"
     return OK
+
+
+SYSTEM_SIGNATURES = "/var/lib/clamav"
+_SIGNATURE_FILES = (".cvd", ".cld", ".cud", ".ndb", ".hdb", ".hsb", ".ldb", ".mdb", ".msb",
+                    ".ndu", ".ldu", ".yar", ".yara")
+
+
+def _has_signatures(path: str) -> bool:
+    """clamscan loads its database only to scan (seconds and over a GiB with
+    the official one), so the probe looks for the files it would load."""
+    if os.path.isfile(path):
+        return path.endswith(_SIGNATURE_FILES)
+    try:
+        return any(name.endswith(_SIGNATURE_FILES) for name in os.listdir(path))
+    except OSError:
+        return False
 
 
 def check_disk(settings: Settings, _media: MediaConfig) -> str:

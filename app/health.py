@@ -45,9 +45,13 @@ class Check:
 def check_database(settings: Settings, _media: MediaConfig) -> str:
     """A write transaction commits, and every migration this code has is applied.
 
-    Its own short-lived connection: a fresh open is what notices a database
-    file that became read-only, and the short busy timeout turns a writer
+    The files are asked first: SQLite hands a new connection a descriptor
+    this process already holds open, so a file that became read-only (a
+    read-only mount, the immutable attribute) can still take this write.
+    Its own short-lived connection, with a short busy timeout, turns a writer
     stuck on the lock into an answer rather than a hung probe."""
+    if not all(os.access(path, os.W_OK) for path in _database_files(settings.db_path)):
+        return "read_only"
     try:
         conn = sqlite3.connect(settings.db_path, isolation_level=None,
                                timeout=DATABASE_TIMEOUT_SECONDS)
@@ -67,6 +71,12 @@ def check_database(settings: Settings, _media: MediaConfig) -> str:
         conn.close()
     known = {path.rsplit("/", 1)[-1] for _, path in migration_files()}
     return OK if known <= applied else "schema_outdated"
+
+
+def _database_files(db_path: str) -> list[str]:
+    """The database, its write-ahead log and the directory they live in."""
+    return [db_path, os.path.dirname(db_path),
+            *(path for path in (db_path + "-wal", db_path + "-shm") if os.path.exists(path))]
 
 
 def _database_reason(error: sqlite3.Error) -> str:

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
     settings = settings or Settings.from_env()
-    metrics.activate()
+    metrics.activate(counting=settings.metrics_enabled)
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings

@@ -81,6 +81,9 @@ class Settings:
     log_format: str = "text"
     # One log line per request (BOTSVC_ACCESS_LOG=0 turns it off).
     access_log: bool = True
+    # Counting for GET /metrics (BOTSVC_METRICS=0: nothing counted, /metrics is
+    # 404; the baseline of scripts/bench api).
+    metrics_enabled: bool = True
     # The testing tools of DECISIONS §9 (reset, advanceClock, injectFault, ...).
     test_tools: bool = False
     # Days of chat history kept (messages older are removed by a job); 0 keeps it forever.
@@ -119,6 +122,7 @@ class Settings:
             metrics_token=env.get("BOTSVC_METRICS_TOKEN") or None,
             log_format=_choice(env, "BOTSVC_LOG_FORMAT", ("text", "json"), cls.log_format),
             access_log=env.get("BOTSVC_ACCESS_LOG", "1").strip() != "0",
+            metrics_enabled=env.get("BOTSVC_METRICS", "1").strip() != "0",
             test_tools=_flag(env, "BOTSVC_TEST_TOOLS"),
             history_retention_days=_int(env, "BOTSVC_HISTORY_RETENTION_DAYS",
                                         cls.history_retention_days),

@@ -63,27 +63,46 @@ MEDIA_TOOL_DURATION = Histogram("botsvc_media_tool_duration_seconds", "Runs of e
 
 # -- what the choke points call ----------------------------------------------------
 
+_children: dict[tuple, object] = {}
+
+
+def _child(family, *labels: str):
+    """``family.labels(*labels)``, kept: prometheus_client's lookup takes a
+    lock and builds a key each time (4 us, measured); the label sets are
+    bounded, and so is this dict."""
+    key = (family, *labels)
+    child = _children.get(key)
+    if child is None:
+        child = _children[key] = family.labels(*labels)
+    return child
+
+
 def api_request(method: str, code: str, seconds: float) -> None:
     """One /v2 call answered; ``method`` is a catalogue name or ``unknown``."""
-    API_REQUESTS.labels(method, code).inc()
-    API_DURATION.labels(method).observe(seconds)
+    if not _counting:
+        return
+    _child(API_REQUESTS, method, code).inc()
+    _child(API_DURATION, method).observe(seconds)
 
 
 def rate_limited(bucket: str) -> None:
-    RATE_LIMITED.labels(bucket).inc()
+    if _counting:
+        _child(RATE_LIMITED, bucket).inc()
 
 
 def webhook_attempt(delivered: bool) -> None:
-    WEBHOOK_DELIVERIES.labels("delivered" if delivered else "failed").inc()
+    if _counting:
+        _child(WEBHOOK_DELIVERIES, "delivered" if delivered else "failed").inc()
 
 
 def broadcast_recipients(status: str, count: int = 1) -> None:
-    if count:
-        BROADCAST_RECIPIENTS.labels(status).inc(count)
+    if count and _counting:
+        _child(BROADCAST_RECIPIENTS, status).inc(count)
 
 
 def upload(result: str) -> None:
-    UPLOADS.labels(result).inc()
+    if _counting:
+        _child(UPLOADS, result).inc()
 
 
 def upload_refused(error: ApiError) -> None:
@@ -92,7 +111,8 @@ def upload_refused(error: ApiError) -> None:
 
 
 def media_tool(tool: str, seconds: float) -> None:
-    MEDIA_TOOL_DURATION.labels(tool).observe(seconds)
+    if _counting:
+        _child(MEDIA_TOOL_DURATION, tool).observe(seconds)
 
 
 # -- processes ---------------------------------------------------------------------
@@ -113,9 +133,15 @@ def prepare_multiprocess_dir(data_dir: str) -> str:
     return path
 
 
-def activate() -> None:
+_counting = True
+
+
+def activate(counting: bool = True) -> None:
     """Values go to the shared files when PROMETHEUS_MULTIPROC_DIR is set,
-    even if prometheus_client was imported before it was."""
+    even if prometheus_client was imported before it was. ``counting=False``
+    (BOTSVC_METRICS=0) makes every counting function a no-op."""
+    global _counting
+    _counting = counting
     if os.environ.get(MULTIPROC_ENV) and not getattr(values.ValueClass, "_multiprocess", False):
         values.ValueClass = values.MultiProcessValue()
 
@@ -181,7 +207,7 @@ bp = Blueprint("metrics", __name__)
 def metrics_route() -> Response:
     settings = current_app.config["SETTINGS"]
     accepted = [token for token in (settings.metrics_token, settings.admin_token) if token]
-    if not accepted:
+    if not accepted or not settings.metrics_enabled:
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, "Not found")
     presented = (bearer_token(request.headers.get("Authorization")) or "").encode(
         "utf-8", "surrogateescape")

@@ -321,3 +321,25 @@ def test_every_route_replaces_a_missing_or_malformed_request_id(client, verb, pa
         assert re.fullmatch(r"[0-9a-f]{32}", given) and given != presented
         seen.add(given)
     assert len(seen) == 7   # a new one each time
+
+
+def test_the_document_names_the_request_id_on_every_answer():
+    from conformance import document
+
+    for path, operations in document(True)["paths"].items():
+        for verb, operation in operations.items():
+            for status, answer in operation["responses"].items():
+                assert "X-Request-Id" in answer.get("headers", {}), (path, verb, status)
+
+
+def test_with_metrics_off_nothing_is_counted_and_the_route_is_gone(make_app):
+    from contract import BotClient, Operator
+
+    client = make_app(metrics_enabled=False, metrics_token=METRICS_TOKEN).test_client()
+    created = Operator(client)("createBot", username="uncounted_bot")
+    bot = BotClient(client, created["bot"], created["token"])
+    before = counted("botsvc_api_requests_total", method="getMe", code="ok")
+    bot.ok("getMe")
+    assert counted("botsvc_api_requests_total", method="getMe", code="ok") == before
+    assert_failure(client.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}),
+                   404, "METHOD_NOT_FOUND")

@@ -8,7 +8,7 @@ import os
 from flask import Flask, request
 from werkzeug.exceptions import HTTPException
 
-from app import clock, wire
+from app import clock, logs, metrics, wire
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, migrate, release_db
@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
     settings = settings or Settings.from_env()
+    metrics.activate(counting=settings.metrics_enabled)
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
@@ -30,7 +31,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     with contextlib.closing(connect(settings.db_path)) as conn:
         clock.refresh(conn)   # the offset survives restarts: start from the stored one
 
-    from app import api, download, manage, openapi, sandbox  # noqa: F401  (registers methods)
+    from app import api, download, health, manage, openapi, sandbox  # noqa: F401  (registers methods)
     from app.jobs.runner import run_start_jobs
 
     run_start_jobs(app)   # what processes that died left behind
@@ -40,6 +41,9 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.register_blueprint(download.bp)
     app.register_blueprint(openapi.bp)
     app.register_blueprint(sandbox.bp)
+    app.register_blueprint(health.bp)
+    app.register_blueprint(metrics.bp)
+    logs.install(app, access_lines=settings.access_log)
     app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)

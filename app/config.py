@@ -161,13 +161,17 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     # "text" or "json" (one JSON object per log line).
     log_format: str = "text"
+    # Counting for GET /metrics (BOTSVC_METRICS=0: nothing counted, /metrics is
+    # 404; the baseline of scripts/bench api).
+    metrics_enabled: bool = True
     # The testing tools of DECISIONS §9 (reset, advanceClock, injectFault, ...).
     test_tools: bool = False
     # Days of chat history kept (messages older are removed by a job); 0 keeps it forever.
     history_retention_days: int = 0
-    # gunicorn (app/gunicorn_conf.py): worker processes, threads in each, access log.
+    # gunicorn (app/gunicorn_conf.py): worker processes, threads in each.
     workers: int = 2
     threads: int = 4
+    # One log line per request, written by the app (app/logs.py).
     access_log: bool = True
     # The media pipeline (app/media/config.py: MediaConfig is a view of these).
     clamd_socket: str | None = None      # scan with clamd over this unix socket
@@ -209,6 +213,7 @@ class Settings:
             min_free_bytes=_int(env, "BOTSVC_MIN_FREE_BYTES", cls.min_free_bytes),
             metrics_token=env.get("BOTSVC_METRICS_TOKEN") or None,
             log_format=_choice(env, "BOTSVC_LOG_FORMAT", ("text", "json"), cls.log_format),
+            metrics_enabled=_flag(env, "BOTSVC_METRICS", cls.metrics_enabled),
             test_tools=_flag(env, "BOTSVC_TEST_TOOLS"),
             history_retention_days=_int(env, "BOTSVC_HISTORY_RETENTION_DAYS",
                                         cls.history_retention_days, maximum=36500),

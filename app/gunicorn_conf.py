@@ -26,10 +26,19 @@ preload_app = False    # no database connection or scheduler may cross fork()
 # gunicorn 27's control socket defaults to one path per user, shared by every
 # instance on the machine (tests and benchmarks run several); unused here.
 control_socket_disable = True
-# The path only (%(U)s), never the query string: signed download links are
-# bearer capabilities and must not land in a log. Headers are never logged.
-accesslog = "-" if settings.access_log else None
-access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
+# The application writes the access line itself (app/logs.py: with the
+# request id, the bot and the error code; BOTSVC_ACCESS_LOG=0 turns it off).
+accesslog = None
+
+
+def _logconfig():
+    # gunicorn's own lines in the format of the application's (JSON or text).
+    from app.logs import gunicorn_logconfig
+
+    return gunicorn_logconfig(settings.log_format)
+
+
+logconfig_dict = _logconfig() or {}
 
 
 def worker_exit(server, worker):
@@ -40,6 +49,12 @@ def worker_exit(server, worker):
     stop_worker()
 
 
+def child_exit(server, worker):
+    from app import metrics
+
+    metrics.worker_exited(worker.pid)
+
+
 def on_starting(server):
     # Migrate once in the master, before any worker starts (a no-op again in
     # each worker's create_app); on a database that a newer botsvc migrated,
@@ -47,6 +62,7 @@ def on_starting(server):
     # the workers fork.
     import sys
 
+    from app import metrics
     from app.db import DatabaseNewerThanCode, migrate
 
     try:
@@ -54,3 +70,5 @@ def on_starting(server):
     except DatabaseNewerThanCode as refused:
         print(f"botsvc: {refused}", file=sys.stderr, flush=True)
         sys.exit(1)
+    # Each run counts from zero; the workers inherit the directory's name.
+    metrics.prepare_multiprocess_dir(settings.data_dir)

@@ -12,7 +12,7 @@ import math
 import sqlite3
 from dataclasses import dataclass
 
-from app import clock
+from app import clock, metrics
 from app.config import Settings
 from app.errors import RateLimited
 
@@ -90,6 +90,7 @@ def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
             continue
         new_tats.append((bot_id, limit.bucket, tat + limit.interval))
     if refused is not None:
+        metrics.rate_limited(refused)
         raise RateLimited(wait, refused)
     conn.executemany(
         "INSERT INTO rate_limits (bot_id, bucket, tat) VALUES (?, ?, ?)"

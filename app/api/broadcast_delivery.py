@@ -28,11 +28,11 @@ from collections.abc import Callable
 
 from marshmallow import ValidationError
 
-from app import limits
+from app import limits, metrics
 from app.api.registry import METHODS, Call
 from app.auth import Bot
 from app.config import Settings
-from app.db import transaction
+from app.db import after_commit, transaction
 from app.domain import broadcasts
 from app.domain.bots import find_bot
 from app.domain.chats import check_active
@@ -200,4 +200,7 @@ def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlit
                 return 0
         outcomes = [deliver_one(conn, send, chat) for chat in recipients]
         broadcasts.record_outcomes(conn, broadcast["id"], outcomes)
+        failed = sum(1 for outcome in outcomes if outcome.error_code is not None)
+        after_commit(conn, lambda: (metrics.broadcast_recipients("sent", len(outcomes) - failed),
+                                    metrics.broadcast_recipients("failed", failed)))
     return len(outcomes)

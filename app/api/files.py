@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app import results
+from app import metrics, results
 from app.api.registry import Call, api_method
 from app.domain import file_links, files
 from app.domain.files import StoredUpload
-from app.errors import ErrorCode
+from app.errors import ApiError, ErrorCode
 from app.limits import UPLOAD
 from app.media import MediaConfig
 from app.validation import FilePart, StrictSchema, Text, UploadedFile
@@ -26,8 +26,14 @@ def media_config() -> MediaConfig:
 def store_uploaded(call: Call, uploaded: UploadedFile, field: str) -> StoredUpload:
     """Quota room first (free), then the pipeline; the output lands in storage."""
     files.check_quota_room(call.conn, call.bot.id, call.settings.storage_quota_bytes, field)
-    return files.process_and_store(media_config(), call.settings.data_dir, uploaded.path,
-                                   uploaded.file_name, uploaded.content_type, field)
+    try:
+        stored = files.process_and_store(media_config(), call.settings.data_dir, uploaded.path,
+                                         uploaded.file_name, uploaded.content_type, field)
+    except ApiError as refused:
+        metrics.upload_refused(refused)
+        raise
+    metrics.upload("clean")
+    return stored
 
 
 class UploadFileSchema(StrictSchema):

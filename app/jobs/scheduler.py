@@ -47,11 +47,6 @@ class Worker:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        # APScheduler logs two INFO lines per run, and its start-up chatter;
-        # with a tick a second and a wake-up per webhook update they would
-        # drown the service's own log.
-        for name in ("apscheduler.executors.default", "apscheduler.scheduler"):
-            logging.getLogger(name).setLevel(logging.WARNING)
         db_path = self.app.config["SETTINGS"].db_path
         with contextlib.closing(connect(db_path)) as conn:
             records.register(conn, self.jobs)

@@ -26,7 +26,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from app import clock
+from app import clock, metrics
 from app.config import Settings
 from app.db import thread_connection
 from app.domain import updates, webhooks
@@ -119,8 +119,10 @@ class Deliverer:
             log.info("webhook delivery of update %d to bot %d failed: %s",
                      claim.update_id, claim.bot_id, result.error)
         attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status)
-        return webhooks.record_attempt(conn, claim, result.ok, result.error, clock.time(),
-                                       LEASE_SECONDS, attempt=attempt)
+        following = webhooks.record_attempt(conn, claim, result.ok, result.error, clock.time(),
+                                            LEASE_SECONDS, attempt=attempt)
+        metrics.webhook_attempt(result.ok)
+        return following
 
 
 _deliverers: dict[Settings, Deliverer] = {}

@@ -8,7 +8,7 @@ import os
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
-from app import clock
+from app import clock, disk
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, migrate, release_db
@@ -24,6 +24,9 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
+    free, released = disk.make_room_to_start(settings.data_dir)
+    if released:
+        log.warning(disk.full_disk_warning(free))
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
     app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
     migrate(settings.db_path)
@@ -45,6 +48,8 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.register_error_handler(HTTPException, http_exception_response)
     app.register_error_handler(Exception, internal_error_response)
 
+    if free is None:
+        disk.keep_reserve(settings.data_dir, settings.min_free_bytes)
     if settings.webhook_allow_private:
         log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
                     "private addresses. For local development and CI only.")

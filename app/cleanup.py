@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from app import clock, idempotency
+from app import clock, disk, idempotency
 from app.db import checkpoint, connect, transaction
+from app.errors import ApiError
 from app.domain import files, messages, updates, webhook_deliveries
 from app.worker import claim_periodic, periodic
 
@@ -16,6 +17,7 @@ CLEANUP_INTERVAL_SECONDS = 60.0
 HISTORY_JOB = "delete_old_history"
 HISTORY_INTERVAL_SECONDS = 3600.0
 DAY_SECONDS = 86400
+RESERVE_INTERVAL_SECONDS = 30.0
 
 
 @periodic("delete_expired_records", seconds=CLEANUP_INTERVAL_SECONDS)
@@ -53,6 +55,14 @@ def delete_old_history(conn, settings) -> None:
         log.info("history retention removed %d messages and callback queries", total)
 
 
+@periodic("keep_disk_reserve", seconds=RESERVE_INTERVAL_SECONDS)
+def keep_disk_reserve(conn, settings) -> None:
+    """Every process: the reserve that lets a start on a full disk open the
+    database comes back once there is room (app/disk.py). A stat, no write
+    unless it is missing."""
+    disk.keep_reserve(settings.data_dir, settings.min_free_bytes)
+
+
 def recover_from_dead_processes(settings, work_dir: str, quarantine_dir: str) -> None:
     """At the start of a process: release the Idempotency-Key claims of
     processes that died, and remove their quarantine and work files, so a
@@ -66,7 +76,7 @@ def recover_from_dead_processes(settings, work_dir: str, quarantine_dir: str) ->
         files.sweep_leftovers(conn, settings.data_dir, work_dir, quarantine_dir)
         if released:
             log.info("released %d Idempotency-Key claims of processes that died", released)
-    except (sqlite3.Error, OSError) as exc:
+    except (sqlite3.Error, OSError, ApiError) as exc:
         log.warning("start-up clean-up of dead processes' work skipped: %s", exc)
     finally:
         conn.close()

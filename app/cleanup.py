@@ -18,6 +18,7 @@ HISTORY_JOB = "delete_old_history"
 HISTORY_INTERVAL_SECONDS = 3600.0
 DAY_SECONDS = 86400
 RESERVE_INTERVAL_SECONDS = 30.0
+UNRELEASED_INTERVAL_SECONDS = 2.0
 
 
 @periodic("delete_expired_records", seconds=CLEANUP_INTERVAL_SECONDS)
@@ -53,6 +54,15 @@ def delete_old_history(conn, settings) -> None:
             break
     if total:
         log.info("history retention removed %d messages and callback queries", total)
+
+
+@periodic("release_unreleased_claims", seconds=UNRELEASED_INTERVAL_SECONDS)
+def release_unreleased_claims(conn, settings) -> None:
+    """Every process: the Idempotency-Key claims it could not release when
+    the disk was full are released once it takes the write (nothing to do,
+    and no query, otherwise)."""
+    if idempotency.release_unreleased(conn):
+        log.info("released Idempotency-Key claims held while the disk was full")
 
 
 @periodic("keep_disk_reserve", seconds=RESERVE_INTERVAL_SECONDS)

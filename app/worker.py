@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,10 +18,11 @@ from datetime import UTC, datetime
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from app import clock
+from app import clock, disk
 from app.db import thread_connection, transaction
 
 log = logging.getLogger(__name__)
+DISK_FULL_LOG_INTERVAL_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class Worker:
         # (and wake() does not bother APScheduler, which would log a skip).
         self._running: set[str] = set()
         self._lock = threading.Lock()
+        self._disk_full_logged_at = -DISK_FULL_LOG_INTERVAL_SECONDS
 
     def start(self) -> None:
         # APScheduler logs two INFO lines per run; with a tick a second and a
@@ -136,11 +139,23 @@ class Worker:
                         # this check or finds the job no longer running.
                         self._running.discard(name)
                         return
-        except Exception:
-            log.exception("background job %s failed; it runs again at its next tick", name)
+        except Exception as exc:
+            if disk.is_disk_full(exc, self.app.config["SETTINGS"].data_dir):
+                self._disk_full(name)
+            else:
+                log.exception("background job %s failed; it runs again at its next tick", name)
         finally:
             with self._lock:
                 self._running.discard(name)
+
+
+    def _disk_full(self, name: str) -> None:
+        """One line a minute while the disk is full, not a traceback a tick:
+        the job's work waits in the database and resumes with the space."""
+        now = time.monotonic()
+        if now - self._disk_full_logged_at >= DISK_FULL_LOG_INTERVAL_SECONDS:
+            self._disk_full_logged_at = now
+            log.warning("background job %s waits: the disk is full", name)
 
 
 _worker: Worker | None = None

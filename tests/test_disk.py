@@ -202,3 +202,39 @@ def test_no_empty_signing_key_on_a_full_disk(tmpfs):
     (tmpfs / "filler").unlink()
     key = load_or_create_secret(str(data))
     assert len(key) == 64 and load_or_create_secret(str(data)) == key
+
+
+# -- the upload pipeline ---------------------------------------------------------
+
+def _leave_free(mount: Path, free: int) -> None:
+    filler = fill(mount)
+    os.truncate(filler, filler.stat().st_size - free)
+
+
+@pytest.fixture
+def video(tmp_path) -> Path:
+    """3 s of a test pattern at the lowest quality (28 KB): its conversion
+    writes about 100 KB."""
+    path = tmp_path / "in.mp4"
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f",
+                    "lavfi", "-i", "testsrc2=size=640x480:rate=25", "-t", "3", "-c:v", "libx264",
+                    "-crf", "51", "-pix_fmt", "yuv420p", str(path)], check=True, timeout=60)
+    return path
+
+
+@pytest.mark.parametrize("room", ["none_for_the_input", "none_for_the_output"])
+def test_the_pipeline_out_of_space_is_storage_full_and_leaves_nothing(tmpfs, tmp_path, video,
+                                                                       room):
+    from app.media import MediaConfig, process_upload
+    work = tmpfs / "media-work"
+    work.mkdir()
+    config = MediaConfig(clamd_socket=None, clamav_db=build_test_signature_db(
+        str(tmp_path / "sigdb")), work_dir=str(work))
+    size = video.stat().st_size
+    _leave_free(tmpfs, size // 2 if room == "none_for_the_input" else size + 70 * 1024)
+    with pytest.raises(ApiError) as refused:
+        process_upload(str(video), "in.mp4", "video/mp4", config)
+    # (ffmpeg itself exits 0 after "No space left on device" on the trailer:
+    # the probe of its cut output is what fails, and the full disk is blamed.)
+    assert refused.value.code == ErrorCode.STORAGE_FULL, refused.value.__cause__
+    assert list(work.iterdir()) == []

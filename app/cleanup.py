@@ -8,8 +8,8 @@ import sqlite3
 
 from app import clock, disk, idempotency
 from app.db import checkpoint, connect, transaction
-from app.errors import ApiError
 from app.domain import files, messages, updates, webhook_deliveries
+from app.errors import ApiError
 from app.worker import claim_periodic, periodic
 
 log = logging.getLogger(__name__)

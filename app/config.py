@@ -165,7 +165,8 @@ def _write_new_secret(data_dir: str, path: str) -> None:
             pass   # another worker's key won; it is read back by the caller
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise SystemExit(f"cannot create the signing key in {data_dir}: the disk is full")
+            raise SystemExit(f"cannot create the signing key in {data_dir}: the disk is full") \
+                from None
         raise
     finally:
         with contextlib.suppress(OSError):

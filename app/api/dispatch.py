@@ -11,9 +11,8 @@ import time
 
 from flask import Blueprint, Response, current_app, request
 
-from app import disk
+from app import disk, limits
 from app import idempotency as idem
-from app import limits
 from app.api.registry import METHODS, Call
 from app.auth import authenticate_bot, bearer_token, bot_disabled, unauthorized
 from app.body import is_form_request, parse_body

@@ -130,12 +130,17 @@ def transaction(conn: sqlite3.Connection):
 def _transaction(conn: sqlite3.Connection):
     if conn.in_transaction:
         name = f"sp_{id(object()):x}"
+        hooks = _on_rollback.setdefault(id(conn), [])
+        registered = len(hooks)
         conn.execute(f"SAVEPOINT {name}")
         try:
             yield conn
         except BaseException:
             conn.execute(f"ROLLBACK TO {name}")
             conn.execute(f"RELEASE {name}")
+            undone, hooks[registered:] = hooks[registered:], []
+            for callback in undone:   # what this savepoint took back
+                callback()
             raise
         conn.execute(f"RELEASE {name}")
         return
@@ -179,9 +184,10 @@ def after_commit(conn: sqlite3.Connection, callback) -> None:
 
 
 def on_rollback(conn: sqlite3.Connection, callback) -> None:
-    """Run ``callback`` if the current (outermost) transaction rolls back,
-    its COMMIT failing included: for files written beside rows that then
-    never came to be (a full disk at COMMIT must leave no orphan file)."""
+    """Run ``callback`` if what is being written is rolled back (the current
+    savepoint, or the outermost transaction, its COMMIT failing included):
+    for files written beside rows that then never came to be (a full disk at
+    COMMIT must leave no orphan file)."""
     if not conn.in_transaction:
         raise RuntimeError("on_rollback needs an open transaction")
     _on_rollback.setdefault(id(conn), []).append(callback)

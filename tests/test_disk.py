@@ -238,3 +238,19 @@ def test_the_pipeline_out_of_space_is_storage_full_and_leaves_nothing(tmpfs, tmp
     # the probe of its cut output is what fails, and the full disk is blamed.)
     assert refused.value.code == ErrorCode.STORAGE_FULL, refused.value.__cause__
     assert list(work.iterdir()) == []
+
+
+def test_a_rolled_back_savepoint_runs_its_own_hooks_only(tmp_path):
+    conn = db.connect(str(tmp_path / "s.sqlite3"))
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    ran = []
+    with db.transaction(conn):
+        db.on_rollback(conn, lambda: ran.append("outer"))
+        with pytest.raises(ValueError), db.transaction(conn):
+            conn.execute("INSERT INTO t VALUES (1)")
+            db.on_rollback(conn, lambda: ran.append("inner"))
+            raise ValueError("undo the savepoint")
+        assert ran == ["inner"]
+    assert ran == ["inner"]                 # committed: the outer hook is dropped
+    assert conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0
+    conn.close()

@@ -19,7 +19,7 @@ from tests.server_process import ServerProcess
 
 DEFAULT_RATES = {"BOTSVC_RATE_API_PER_SEC": "60", "BOTSVC_RATE_SENDS_PER_SEC": "20",
                  "BOTSVC_RATE_UPLOADS_PER_MIN": "10", "BOTSVC_RATE_BROADCASTS_PER_MIN": "10"}
-MIN_FREE = 1024 * 1024
+MIN_FREE = 64 * 1024
 STORAGE_FULL = {"ok": False, "error_code": "STORAGE_FULL",
                 "description": "The server's disk is full; retry later", "parameters": {}}
 EARLY_REFUSAL = {**STORAGE_FULL,
@@ -89,9 +89,10 @@ class Installation:
         return requests.post(f"{self.server.base_url}/v2/{method}", json=params,
                              headers={**self.headers, **(headers or {})}, timeout=30)
 
-    def upload(self, body: bytes = TEXT, name: str = "notes.txt", headers: dict | None = None):
+    def upload(self, body: bytes = TEXT, name: str = "notes.txt", headers: dict | None = None,
+               content_type: str = "text/plain"):
         return requests.post(f"{self.server.base_url}/v2/uploadFile",
-                             files={"file": (name, body, "text/plain")},
+                             files={"file": (name, body, content_type)},
                              headers={**self.headers, **(headers or {})}, timeout=60)
 
     def user_get_chat(self) -> requests.Response:
@@ -226,6 +227,37 @@ def test_an_upload_that_fills_the_disk_leaves_nothing_and_stores_no_key(installa
     retry = bot.upload(headers={"Idempotency-Key": "big-1"})
     assert retry.status_code == 200, retry.text
     assert "Idempotent-Replayed" not in retry.headers
+    rows, on_disk = stored_files(server.data_dir)
+    assert rows == on_disk and len(rows) == len(before[0]) + 1
+
+
+def test_a_conversion_that_fills_the_disk_leaves_nothing_and_frees_its_key(installation, tmpfs,
+                                                                           tmp_path):
+    bot, server = installation, installation.server
+    # 4 s of noise at the lowest quality (about 40 KB): its conversion writes
+    # about 200 KB, more than the room left once the body is in.
+    video = tmp_path / "noise.mp4"
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f",
+                    "lavfi", "-i", "testsrc2=s=640x480:r=25,noise=alls=100:allf=t+u", "-t", "4",
+                    "-c:v", "libx264", "-crf", "51", "-pix_fmt", "yuv420p", str(video)],
+                   check=True, timeout=60)
+    body = video.read_bytes()
+    before = stored_files(server.data_dir)
+    truncate_wal(server.db_path)
+    filler = fill(tmpfs)
+    os.truncate(filler, filler.stat().st_size - 2 * MIN_FREE - len(body))
+    try:
+        refused = bot.upload(body, "noise.mp4", {"Idempotency-Key": "conv-1"}, "video/mp4")
+        assert_storage_full(refused)
+        assert transient_files(server.data_dir) == []
+        assert stored_files(server.data_dir) == before
+    finally:
+        filler.unlink()
+    # The claim of the key was released, not stored: the same request runs.
+    again = bot.upload(body, "noise.mp4", {"Idempotency-Key": "conv-1"}, "video/mp4")
+    assert again.status_code == 200, again.text
+    assert "Idempotent-Replayed" not in again.headers
+    assert again.json()["result"]["kind"] == "video"
     rows, on_disk = stored_files(server.data_dir)
     assert rows == on_disk and len(rows) == len(before[0]) + 1
 

@@ -254,3 +254,31 @@ def test_a_rolled_back_savepoint_runs_its_own_hooks_only(tmp_path):
     assert ran == ["inner"]                 # committed: the outer hook is dropped
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0
     conn.close()
+
+
+# -- a claim the disk would not let go of ----------------------------------------
+
+def test_a_claim_whose_release_the_disk_refused_is_freed_later(tmp_path):
+    from app import idempotency as idem
+    path = str(tmp_path / "k.sqlite3")
+    db.migrate(path)
+    conn = db.connect(path)
+    with db.transaction(conn):
+        conn.execute("INSERT INTO bots (id, username, display_name, token_hash, created_at)"
+                     " VALUES (1, 'claims_bot', 'claims', x'00', 0)")
+        idem.claim(conn, 1, "k-1", "uploadFile", "fp")
+        idem.claim(conn, 1, "k-2", "uploadFile", "fp")
+    idem.release_later(1, "k-1")
+    idem.release_later(1, "k-2")
+    # A duplicate in this process does not wait for a claim that is over.
+    with db.transaction(conn):
+        assert idem.lookup(conn, 1, "k-1", "uploadFile", "fp") is None
+    # The job releases the rest once the disk takes it.
+    assert idem.release_unreleased(conn) == 2 and idem.release_unreleased(conn) == 0
+    assert conn.execute("SELECT COUNT(*) FROM idempotency_keys").fetchone()[0] == 0
+    # A new claim of the same key is a live one again.
+    with db.transaction(conn):
+        idem.claim(conn, 1, "k-1", "uploadFile", "fp")
+    with pytest.raises(idem.StillRunning), db.transaction(conn):
+        idem.lookup(conn, 1, "k-1", "uploadFile", "fp")
+    conn.close()

@@ -45,8 +45,8 @@ def _migrate(db_path: str) -> int:
         raise SystemExit(f"botsvc: {refused}") from None
     except Exception as exc:
         if disk.is_disk_full(exc, os.path.dirname(db_path)):
-            raise SystemExit(f"botsvc: cannot open or migrate {db_path}: the disk is full") \
-                from None
+            raise SystemExit(f"botsvc: cannot open or migrate {db_path}: the disk is full;"
+                             " free some space and start again") from None
         raise
 
 
@@ -59,9 +59,10 @@ def main() -> None:
 def migrate_db() -> None:
     settings = Settings.from_env()
     free, _ = disk.make_room_to_start(settings.data_dir)
+    version = _migrate(settings.db_path)
     if free is not None:
         click.echo(f"botsvc: {disk.full_disk_warning(free)}", err=True)
-    click.echo(f"schema version {_migrate(settings.db_path)} at {settings.db_path}")
+    click.echo(f"schema version {version} at {settings.db_path}")
 
 
 main.add_command(migrate_db, "migrate")

@@ -282,3 +282,17 @@ def test_a_claim_whose_release_the_disk_refused_is_freed_later(tmp_path):
     with pytest.raises(idem.StillRunning), db.transaction(conn):
         idem.lookup(conn, 1, "k-1", "uploadFile", "fp")
     conn.close()
+
+
+def test_migrate_on_a_full_disk_without_a_reserve_stops_with_one_line(tmpfs):
+    from click.testing import CliRunner
+
+    from app.cli import main
+    env = {"BOTSVC_DATA_DIR": str(tmpfs / "data")}
+    first = CliRunner().invoke(main, ["migrate"], env=env)
+    assert first.exit_code == 0, first.output
+    fill(tmpfs)             # no reserve: only a server process makes one
+    again = CliRunner().invoke(main, ["migrate"], env=env)
+    assert again.exit_code == 1
+    assert str(again.exception) == (f"botsvc: cannot open or migrate {tmpfs}/data/botsvc.sqlite3:"
+                                    " the disk is full; free some space and start again")

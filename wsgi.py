@@ -3,9 +3,9 @@
 Imported in each worker after the fork (no --preload), so every worker opens
 its own database connections and starts its own scheduler thread.
 """
-import logging
+from app import create_app, logs
+from app.config import Settings
 
-from app import create_app
-
-logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-app = create_app(start_worker=True)
+settings = Settings.from_env()
+logs.configure(settings.log_format)
+app = create_app(settings, start_worker=True)

@@ -8,7 +8,7 @@ import os
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
-from app import clock, disk
+from app import clock, disk, logs, metrics
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, migrate, release_db
@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
     settings = settings or Settings.from_env()
+    metrics.activate(counting=settings.metrics_enabled)
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
@@ -28,21 +29,24 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     if released:
         log.warning(disk.full_disk_warning(free))
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
-    app.config["MEDIA"] = MediaConfig.from_env(settings.data_dir)
+    app.config["MEDIA"] = MediaConfig.from_settings(settings)
     migrate(settings.db_path)
     with contextlib.closing(connect(settings.db_path)) as conn:
         clock.refresh(conn)   # the offset survives restarts: start from the stored one
 
-    from app import api, cleanup, download, manage, openapi, sandbox  # noqa: F401  (registers methods and jobs)
+    from app import api, download, health, manage, openapi, sandbox  # noqa: F401  (registers methods)
+    from app.jobs.runner import run_start_jobs
 
-    cleanup.recover_from_dead_processes(settings, app.config["MEDIA"].work_dir,
-                                        app.config["QUARANTINE_DIR"])
+    run_start_jobs(app)   # what processes that died left behind
 
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
     app.register_blueprint(download.bp)
     app.register_blueprint(openapi.bp)
     app.register_blueprint(sandbox.bp)
+    app.register_blueprint(health.bp)
+    app.register_blueprint(metrics.bp)
+    logs.install(app, access_lines=settings.access_log)
     app.teardown_appcontext(release_db)
     app.register_error_handler(ApiError, error_response)
     app.register_error_handler(HTTPException, http_exception_response)
@@ -54,7 +58,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
         log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
                     "private addresses. For local development and CI only.")
     if start_worker and settings.run_scheduler:
-        from app.worker import start_worker as start
+        from app.jobs import start_worker as start
         start(app)
     return app
 

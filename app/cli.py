@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -68,12 +69,57 @@ def migrate_db() -> None:
 main.add_command(migrate_db, "migrate")
 
 
+def _say(text: str) -> None:
+    click.echo(f"botsvc: {text}", err=True)
+
+
+@main.command("backup", help="Write a consistent copy of this installation (database, stored "
+              "files, signing key) to the new directory DEST, while it serves; every file "
+              "is checked (integrity_check, SHA-256).")
+@click.argument("dest", type=click.Path(file_okay=False))
+def backup_command(dest: str) -> None:
+    from app.backup import BackupError, backup
+
+    settings = Settings.from_env(secret=False)
+    if not os.path.isfile(settings.db_path):   # before the key is read (or made)
+        raise SystemExit(f"botsvc: backup failed: no installation at {settings.data_dir}")
+    try:
+        summary = backup(Settings.from_env(), dest, _say)
+    except (BackupError, sqlite3.Error, OSError) as error:
+        raise SystemExit(f"botsvc: backup failed: {error}") from None
+    click.echo(summary.line("backup of " + settings.data_dir + " to", os.path.abspath(dest)))
+
+
+@main.command("restore", help="Fill the empty data dir (BOTSVC_DATA_DIR) from the backup SRC, "
+              "check it, and apply any newer migrations. Refuses a data dir that is not empty.")
+@click.argument("src", type=click.Path(exists=True, file_okay=False))
+def restore_command(src: str) -> None:
+    from app.backup import BackupError, restore
+
+    settings = Settings.from_env(secret=False)   # the key comes from the backup
+    try:
+        summary = restore(settings, src, _say)
+    except (BackupError, sqlite3.Error, OSError) as error:
+        raise SystemExit(f"botsvc: restore failed: {error}") from None
+    schema = _migrate(settings.db_path)
+    if Settings.from_env().secret_key != _read(settings.data_dir, "secret_key"):
+        _say("warning: BOTSVC_SECRET_KEY differs from the backup's signing key; signed"
+             " download URLs made before the backup will not verify")
+    click.echo(summary.line("restored " + os.path.abspath(src) + " into", settings.data_dir)
+               + f"; schema now {schema}")
+
+
+def _read(directory: str, name: str) -> bytes:
+    with open(os.path.join(directory, name), "rb") as fh:
+        return fh.read().strip()
+
+
 @main.command("check-media", help="Check that ffmpeg, ffprobe, the PDF parser, libmagic, "
               "prlimit and ClamAV work as uploads will use them.")
 def check_media():
     settings = Settings.from_env()
     try:
-        check_dependencies(MediaConfig.from_env(settings.data_dir))
+        check_dependencies(MediaConfig.from_settings(settings))
     except ApiError as error:
         _fail(error)
     click.echo("media tools and scanner: OK")

@@ -1,6 +1,7 @@
 """The contract's response envelope, for successes and failures alike."""
 from __future__ import annotations
 
+import json
 import logging
 
 import werkzeug.exceptions
@@ -27,6 +28,24 @@ def error_response(error: ApiError) -> Response:
     return json_response(error.http_status, dumps(error.body()), error.headers())
 
 
+def error_code_of(response: Response) -> str | None:
+    """The error_code of a failure answered in the envelope (None for a
+    success or anything else), read once and kept on the response."""
+    if response.status_code < 400 or response.is_streamed or response.mimetype != JSON:
+        return None
+    code = getattr(response, "botsvc_error_code", _UNREAD)
+    if code is _UNREAD:
+        try:
+            code = json.loads(response.get_data()).get("error_code")
+        except (ValueError, AttributeError):
+            code = None
+        code = code if isinstance(code, str) and code in ErrorCode.__members__ else None
+        response.botsvc_error_code = code
+    return code
+
+
+_UNREAD = object()
+JSON = "application/json"
 _HTTP_EXCEPTION_CODES = {
     404: (ErrorCode.METHOD_NOT_FOUND, "Not found"),
     413: (ErrorCode.REQUEST_TOO_LARGE, "Request body is too large"),

@@ -1,31 +1,48 @@
 """gunicorn settings for scripts/server (and scripts/bench's bare endpoint)."""
-import os
+from app.config import Settings
 
-bind = os.environ.get("BOTSVC_BIND", "127.0.0.1:8080")
-workers = int(os.environ.get("BOTSVC_WORKERS", "2"))
+# Read and checked with every other setting: a bad value stops the start here
+# with one line naming it. The signing key is left to the workers.
+settings = Settings.from_env(secret=False)
+bind = settings.bind
+workers = settings.workers
 # Threads keep a worker answering while one of its requests waits on ffmpeg
 # or ClamAV; all shared state lives in SQLite, so threads need no locks.
 worker_class = "gthread"
-threads = int(os.environ.get("BOTSVC_THREADS", "4"))
+threads = settings.threads
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30
 preload_app = False    # no database connection or scheduler may cross fork()
 # gunicorn 27's control socket defaults to one path per user, shared by every
 # instance on the machine (tests and benchmarks run several); unused here.
 control_socket_disable = True
-# The path only (%(U)s), never the query string: signed download links are
-# bearer capabilities and must not land in a log. Headers are never logged.
-accesslog = "-" if os.environ.get("BOTSVC_ACCESS_LOG", "1") == "1" else None
-access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
+# The application writes the access line itself (app/logs.py: with the
+# request id, the bot and the error code; BOTSVC_ACCESS_LOG=0 turns it off).
+accesslog = None
+
+
+def _logconfig():
+    # gunicorn's own lines in the format of the application's (JSON or text).
+    from app.logs import gunicorn_logconfig
+
+    return gunicorn_logconfig(settings.log_format)
+
+
+logconfig_dict = _logconfig() or {}
 
 
 def worker_exit(server, worker):
     # Stop this worker's scheduler before the interpreter exits, so that no
     # tick is submitted to an executor that is already shut down.
-    from app import worker as background
+    from app.jobs.scheduler import stop_worker
 
-    if background._worker is not None:
-        background._worker.shutdown()
+    stop_worker()
+
+
+def child_exit(server, worker):
+    from app import metrics
+
+    metrics.worker_exited(worker.pid)
 
 
 def on_starting(server):
@@ -35,11 +52,13 @@ def on_starting(server):
     # the workers fork.
     import sys
 
-    from app.config import Settings
+    from app import metrics
     from app.db import DatabaseNewerThanCode, migrate
 
     try:
-        migrate(Settings.from_env().db_path)
+        migrate(settings.db_path)
     except DatabaseNewerThanCode as refused:
         print(f"botsvc: {refused}", file=sys.stderr, flush=True)
         sys.exit(1)
+    # Each run counts from zero; the workers inherit the directory's name.
+    metrics.prepare_multiprocess_dir(settings.data_dir)

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
-from app import clock
+from app import clock, metrics
 from app.config import Settings
 from app.errors import RateLimited
 
@@ -101,6 +101,7 @@ def _take(limits: list[Limit], tats: dict[str, float], now: float) -> dict[str, 
             continue
         new_tats[limit.bucket] = tat + limit.interval
     if refused is not None:
+        metrics.rate_limited(refused)
         raise RateLimited(wait, refused)
     return new_tats
 

@@ -77,34 +77,71 @@ def alternate(rounds: int, measure_baseline, measure_target) -> tuple[list, list
     return baselines, targets
 
 
+def _send_target(server) -> tuple[str, str, dict]:
+    """(url, body, headers) of a sendMessage call of a new bot on ``server``."""
+    created = server.operator("createBot", username="bench_bot")
+    user = server.operator("createUser")["user_id"]
+    chat = server.operator("userStart", user_id=user, bot_id=created["bot"]["id"])["chat_id"]
+    body = f'{{"chat_id":"{chat}","text":"benchmark message"}}'
+    return (f"{server.base_url}/v2/sendMessage", body,
+            {"Authorization": f"Bearer {created['token']}"})
+
+
 @part("api")
-def bench_api(tmp: Path, rounds: int = 3, seconds: int = 5) -> None:
-    """sendMessage under concurrent load beside a bare JSON endpoint."""
+def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
+    """sendMessage under concurrent load beside a bare JSON endpoint, and
+    beside the same service with its metrics off (BOTSVC_METRICS=0)."""
     bare_argv = [sys.executable, "-m", "gunicorn", "-c", os.path.join(ROOT, "app",
                  "gunicorn_conf.py"), "--chdir", os.path.join(ROOT, "scripts"), "bench_bare:app"]
-    (tmp / "bare").mkdir()
-    (tmp / "svc").mkdir()
+    for name in ("bare", "svc", "plain"):
+        (tmp / name).mkdir()
     with running_server(tmp / "bare", argv=bare_argv, **NO_LIMITS) as bare, \
-            running_server(tmp / "svc", **NO_LIMITS) as server:
-        token = server.operator("createBot", username="bench_bot")["token"]
-        user = server.operator("createUser")["user_id"]
-        chat = server.operator("userStart", user_id=user, bot_id=1)["chat_id"]
-        body = f'{{"chat_id":"{chat}","text":"benchmark message"}}'
-        auth = {"Authorization": f"Bearer {token}"}
-        bare_url, send_url = f"{bare.base_url}/bare", f"{server.base_url}/v2/sendMessage"
-        wrk_post(bare_url, "{}", {}, seconds=2)  # warm-up of both
-        wrk_post(send_url, body, auth, seconds=2)
-        baselines, targets = alternate(
-            rounds, lambda: wrk_post(bare_url, "{}", {}, seconds=seconds),
-            lambda: wrk_post(send_url, body, auth, seconds=seconds))
+            running_server(tmp / "svc", **NO_LIMITS) as server, \
+            running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain:
+        bare_url = f"{bare.base_url}/bare"
+        send_url, body, auth = _send_target(server)
+        plain_url, plain_body, plain_auth = _send_target(plain)
+        for url, data, headers in ((bare_url, "{}", {}), (send_url, body, auth),
+                                   (plain_url, plain_body, plain_auth)):
+            wrk_post(url, data, headers, seconds=2)   # warm-up of each
+        bares, sends, plains = [], [], []
+        for turn in range(rounds):   # in turns, so other load weighs on all alike
+            bares.append(wrk_post(bare_url, "{}", {}, seconds=seconds))
+            pair = [lambda: sends.append(wrk_post(send_url, body, auth, seconds=seconds)),
+                    lambda: plains.append(wrk_post(plain_url, plain_body, plain_auth,
+                                                   seconds=seconds))]
+            for measure in (pair if turn % 2 == 0 else pair[::-1]):   # neither always first
+                measure()
     print(f"api: 2 gunicorn workers x 4 threads; wrk, 8 connections; {rounds} alternating "
           f"rounds of {seconds} s")
-    for baseline, target in zip(baselines, targets, strict=True):
-        print(line("bare JSON endpoint", baseline))
-        print(line("sendMessage", target))
-    ratio = median([t["rps"] / b["rps"] for b, t in zip(baselines, targets, strict=True)])
+    for bare_m, send_m, plain_m in zip(bares, sends, plains, strict=True):
+        print(line("bare JSON endpoint", bare_m))
+        print(line("sendMessage", send_m))
+        print(line("sendMessage, metrics off", plain_m))
+    ratio = median([t["rps"] / b["rps"] for b, t in zip(bares, sends, strict=True)])
     print(f"  sendMessage / bare (median of rounds) = {ratio:.2f} of the requests per second "
           f"(aim: 0.60 or more)")
+    cost = median([t["rps"] / b["rps"] for b, t in zip(plains, sends, strict=True)])
+    print(f"  sendMessage with metrics / with metrics off (median of rounds) = {cost:.3f} "
+          f"of the requests per second (aim: 0.95 or more)")
+    counting = _counting_seconds(tmp / "counting")
+    served = median([1 / m["rps"] for m in plains])   # the machine's time per call served
+    print(f"  counting one call (multiprocess files) takes {counting * 1e6:.1f} us = "
+          f"{counting / served:.4f} of 1/throughput of sendMessage with metrics off")
+
+
+def _counting_seconds(directory: Path, calls: int = 20000) -> float:
+    """What the dispatcher's counting costs per call, in a process of its own
+    counting into prometheus_client's multiprocess files as a worker does."""
+    directory.mkdir()
+    code = ("import time; from app import metrics; metrics.activate(); "
+            f"n = {calls}; started = time.perf_counter()\n"
+            "for _ in range(n): metrics.api_request('sendMessage', 'ok', 0.004)\n"
+            "print((time.perf_counter() - started) / n)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT,
+                         env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(directory)})
+    return float(out.stdout.strip())
 
 
 @part("broadcast")

@@ -22,10 +22,17 @@ _names = itertools.count(1)
 
 
 @pytest.fixture
-def make_app(tmp_path):
+def scanner_settings() -> dict:
+    """Settings overrides for the virus scanner (the media tests' conftest
+    points it at the offline EICAR database); none here."""
+    return {}
+
+
+@pytest.fixture
+def make_app(tmp_path, scanner_settings):
     def factory(**overrides):
         values = dict(data_dir=str(tmp_path / "data"), admin_token=ADMIN_TOKEN,
-                      **NO_RATE_LIMITS)
+                      **NO_RATE_LIMITS, **scanner_settings)
         values.update(overrides)
         app = create_app(Settings.from_env({}, **values))
         app.test_client_class = ConformingClient   # every answer checked against the document

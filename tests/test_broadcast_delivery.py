@@ -15,8 +15,8 @@ from app.domain import broadcasts as domain
 from app.domain import messages
 from app.domain.chats import require_active_chat
 from app.errors import invalid
+from app.jobs import run_job
 from app.validation import ChatId, StrictSchema, Text
-from app.worker import run_job
 
 from contract import BotClient, Operator
 from members import add_members

@@ -7,7 +7,7 @@ import pytest
 
 from app.api.registry import METHODS
 from app.db import connect
-from app.worker import run_job
+from app.jobs import run_job
 
 from members import add_members
 

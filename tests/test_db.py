@@ -218,7 +218,7 @@ def test_importing_the_package_opens_no_database(tmp_path):
     data_dir = tmp_path / "data"
     workdir = tmp_path / "cwd"
     workdir.mkdir()
-    code = ("import app, app.api, app.manage, app.cli, app.worker, app.cleanup, "
+    code = ("import app, app.api, app.manage, app.cli, app.jobs, app.jobs.schedule, "
             "app.gunicorn_conf, app.db, app.domain.chats; print('imported')")
     env = {**os.environ, "BOTSVC_DATA_DIR": str(data_dir), "PYTHONPATH": ROOT}
     done = subprocess.run([sys.executable, "-c", code], cwd=workdir, env=env,

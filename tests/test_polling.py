@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.worker import run_job
+from app.jobs import run_job
 
 from contract import assert_invalid
 
@@ -134,8 +134,9 @@ def test_cleanup_removes_updates_older_than_a_day(app, bot, operator, start_chat
 
 
 def test_cleanup_job_is_registered_with_the_scheduler():
-    from app.worker import JOBS
-    assert "delete_expired_records" in JOBS and JOBS["delete_expired_records"].seconds <= 3600
+    from app.jobs.schedule import JOBS
+    seconds = {job.name: job.seconds for job in JOBS}
+    assert seconds["delete_expired_records"] <= 3600
 
 
 def test_message_ids_are_one_sequence_per_bot(new_bot, operator, start_chat):

@@ -9,7 +9,7 @@ import pytest
 
 from app.db import connect, migrate, migration_files
 from app.domain import messages
-from app.worker import run_job
+from app.jobs import run_job
 
 from contract import assert_failure
 

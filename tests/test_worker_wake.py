@@ -1,4 +1,4 @@
-"""worker.wake(): a wake-up during a pass is never lost and never starts a
+"""Worker.wake(): a wake-up during a pass is never lost and never starts a
 second pass beside it; a wake-up while idle runs the job at once."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from app import worker
+from app.jobs import scheduler
+from app.jobs.runner import Job
 
 
 @pytest.fixture
@@ -29,8 +30,7 @@ def probe(app, monkeypatch):
         with lock:
             state["running"] -= 1
 
-    monkeypatch.setattr(worker, "JOBS", {"probe": worker.Job("probe", run, 60.0)})
-    started = worker.Worker(app)
+    started = scheduler.Worker(app, [Job("probe", 60.0, run)])
     started.start()
     yield started, state, release
     release.set()

@@ -24,33 +24,26 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import time
 from collections.abc import Callable
 
 from marshmallow import ValidationError
 
-from app import limits
+from app import limits, metrics
 from app.api.registry import METHODS, Call
 from app.auth import Bot
 from app.config import Settings
-from app.db import transaction
+from app.db import after_commit, transaction
 from app.domain import broadcasts
 from app.domain.bots import find_bot
 from app.domain.chats import check_active
 from app.errors import ApiError, ErrorCode, RateLimited, invalid
 from app.validation import translate_error
-from app.worker import periodic
 
 log = logging.getLogger(__name__)
 
+# The job that runs deliver_batch (app/jobs/delivery.py), woken by createBroadcast.
 JOB = "deliver_due_broadcasts"
-TICK_SECONDS = 0.5
 BATCH_SIZE = 100                # recipients per transaction: ~5 ms of write lock
-# One pass ends before the next tick is due: a pass still running at a tick
-# makes APScheduler skip it with a warning in the log. The next tick carries on.
-RUN_BUDGET_SECONDS = 0.4
-MIN_PAUSE_SECONDS = 0.001
-MAX_PAUSE_SECONDS = 0.002       # a writer queued on the lock is woken at its release
 
 BROADCAST_METHODS = ("sendMessage", "sendPhoto", "sendVoice", "sendVideo", "sendAudio",
                      "sendDocument", "sendAnimation", "sendCard")
@@ -173,6 +166,8 @@ def deliver_one(conn: sqlite3.Connection, send: Sender,
             message = send(chat["chat_id"])
         return broadcasts.Outcome(chat["position"], message_id=message["message_id"])
     except ApiError as error:
+        if error.code == ErrorCode.STORAGE_FULL:
+            raise  # the disk, not the recipient: give the whole batch back, retry later
         return broadcasts.Outcome(chat["position"], error_code=error.code.value)
     except sqlite3.Error:
         raise  # the database itself: give the whole batch back, retry later
@@ -207,23 +202,7 @@ def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlit
                 return 0
         outcomes = [deliver_one(conn, send, chat) for chat in recipients]
         broadcasts.record_outcomes(conn, broadcast["id"], outcomes)
+        failed = sum(1 for outcome in outcomes if outcome.error_code is not None)
+        after_commit(conn, lambda: (metrics.broadcast_recipients("sent", len(outcomes) - failed),
+                                    metrics.broadcast_recipients("failed", failed)))
     return len(outcomes)
-
-
-@periodic(JOB, seconds=TICK_SECONDS)
-def deliver_due_broadcasts(conn: sqlite3.Connection, settings: Settings) -> None:
-    """Round-robin over unfinished broadcasts, one batch each per pass, until
-    nothing moves (all done, or the send rates are used up) or the budget ends."""
-    send_limit = limits.configured_limits(settings).get(limits.SEND)
-    deadline = time.monotonic() + RUN_BUDGET_SECONDS
-    while time.monotonic() < deadline:
-        progressed = False
-        for broadcast in broadcasts.unfinished_broadcasts(conn):
-            started = time.monotonic()
-            if deliver_batch(conn, settings, broadcast, send_limit):
-                progressed = True
-                # Leave the write lock free at least as long as we held it.
-                time.sleep(min(MAX_PAUSE_SECONDS,
-                               max(MIN_PAUSE_SECONDS, time.monotonic() - started)))
-        if not progressed:
-            return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate, validates_schema
 
-from app import results
+from app import metrics, results
 from app.api.broadcast_delivery import (
     BROADCAST_METHODS,
     JOB,
@@ -16,9 +16,9 @@ from app.api.registry import Call, api_method
 from app.db import after_commit
 from app.domain import broadcasts
 from app.errors import ErrorCode
+from app.jobs import wake
 from app.limits import BROADCAST
 from app.validation import ChatId, CursorField, LimitField, OneOf, StrictSchema, Text
-from app.worker import wake
 
 MAX_CHAT_IDS = 10000
 
@@ -97,5 +97,6 @@ def get_broadcast_recipients(call: Call) -> dict:
             errors=(ErrorCode.BROADCAST_NOT_FOUND,),
             summary="Cancel what is still queued (sent messages stay)")
 def cancel_broadcast(call: Call) -> bool:
-    broadcasts.cancel_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
+    cancelled = broadcasts.cancel_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
+    after_commit(call.conn, lambda: metrics.broadcast_recipients("cancelled", cancelled))
     return True

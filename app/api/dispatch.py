@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, g, request
 
-from app import disk, limits
+from app import disk, limits, logs, metrics
 from app import idempotency as idem
 from app.api.registry import METHODS, Call
 from app.auth import authenticate_bot, bearer_token, bot_disabled, unauthorized
@@ -20,7 +20,7 @@ from app.catalogue import Method, validate_request
 from app.db import get_db, transaction
 from app.domain import faults
 from app.domain.bots import find_bot
-from app.envelope import REPLAY_HEADER, error_response, json_response, ok_body
+from app.envelope import REPLAY_HEADER, error_code_of, error_response, json_response, ok_body
 from app.errors import ApiError, ErrorCode, MethodNotAllowed
 from app.jsontext import dumps
 
@@ -45,6 +45,7 @@ def call_method(name: str) -> Response:
     settings = current_app.config["SETTINGS"]
     conn = get_db()
     bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
+    g.bot_id = bot.id
     if bot.has_faults:
         faults.intercept(conn, bot.id, name)   # DECISIONS §9: right after the token
     if bot.disabled:
@@ -78,6 +79,16 @@ def call_method(name: str) -> Response:
             raise
         # ``reset`` removed the bot while its call ran: its token is no more.
         raise unauthorized() from None
+
+
+@bp.after_request
+def count_call(response: Response) -> Response:
+    """Every answer of /v2/<name>, success or failure, counted once; a name
+    outside the catalogue is ``unknown`` (clients cannot mint label values)."""
+    name = (request.view_args or {}).get("name")
+    code = error_code_of(response) or ("ok" if response.status_code < 400 else "unknown")
+    metrics.api_request(name if name in METHODS else "unknown", code, logs.elapsed_seconds())
+    return response
 
 
 class Run:

@@ -1,5 +1,4 @@
-"""Files: uploadFile and getFile, the upload step every media method shares,
-and the periodic sweep of upload leftovers.
+"""Files: uploadFile and getFile, and the upload step every media method shares.
 
 An upload is processed in the method's ``prepare`` step (outside any write
 transaction: ffmpeg and ClamAV may take minutes), its output moved into
@@ -10,15 +9,14 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app import results
+from app import metrics, results
 from app.api.registry import Call, api_method
 from app.domain import file_links, files
 from app.domain.files import StoredUpload
-from app.errors import ErrorCode
+from app.errors import ApiError, ErrorCode
 from app.limits import UPLOAD
 from app.media import MediaConfig
 from app.validation import FilePart, StrictSchema, Text, UploadedFile
-from app.worker import claim_periodic, periodic
 
 
 def media_config() -> MediaConfig:
@@ -28,8 +26,14 @@ def media_config() -> MediaConfig:
 def store_uploaded(call: Call, uploaded: UploadedFile, field: str) -> StoredUpload:
     """Quota room first (free), then the pipeline; the output lands in storage."""
     files.check_quota_room(call.conn, call.bot.id, call.settings.storage_quota_bytes, field)
-    return files.process_and_store(media_config(), call.settings.data_dir, uploaded.path,
-                                   uploaded.file_name, uploaded.content_type, field)
+    try:
+        stored = files.process_and_store(media_config(), call.settings.data_dir, uploaded.path,
+                                         uploaded.file_name, uploaded.content_type, field)
+    except ApiError as refused:
+        metrics.upload_refused(refused)
+        raise
+    metrics.upload("clean")
+    return stored
 
 
 class UploadFileSchema(StrictSchema):
@@ -62,15 +66,3 @@ def get_file(call: Call) -> dict:
     url, expires_at = file_links.signed_url(call.settings.base_url, call.settings.secret_key,
                                             row["file_id"], call.bot.id)
     return {**files.render_file(row), "download_url": url, "expires_at": expires_at}
-
-
-SWEEP_JOB = "sweep_upload_leftovers"
-SWEEP_INTERVAL_SECONDS = 600.0
-
-
-@periodic(SWEEP_JOB, seconds=SWEEP_INTERVAL_SECONDS)
-def sweep_upload_leftovers(conn, settings) -> None:
-    if not claim_periodic(conn, SWEEP_JOB, SWEEP_INTERVAL_SECONDS - 1):
-        return
-    files.sweep_leftovers(conn, settings.data_dir, media_config().work_dir,
-                          current_app.config["QUARANTINE_DIR"])

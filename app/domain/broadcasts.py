@@ -167,14 +167,15 @@ def recipients_page(conn: sqlite3.Connection, bot_id: int, broadcast_id: str, li
     return {"recipients": [render_recipient(row) for row in rows], "next_cursor": next_cursor}
 
 
-def cancel_broadcast(conn: sqlite3.Connection, bot_id: int, broadcast_id: str) -> None:
-    """Pending recipients become cancelled; sent messages stay. Cancelling a
-    broadcast that is already completed or cancelled changes nothing. Must run
+def cancel_broadcast(conn: sqlite3.Connection, bot_id: int, broadcast_id: str) -> int:
+    """Pending recipients become cancelled (returns how many); sent messages
+    stay. Cancelling a broadcast that is already completed or cancelled
+    changes nothing. Must run
     in the caller's transaction (the same write lock as deliveries, so no
     recipient is both delivered and cancelled)."""
     broadcast = require_broadcast(conn, bot_id, broadcast_id)
     if broadcast["status"] not in UNFINISHED:
-        return
+        return 0
     cancelled = conn.execute(
         "UPDATE broadcast_recipients SET status = 'cancelled'"
         " WHERE broadcast_ref = ? AND status = 'queued'", (broadcast["id"],)).rowcount
@@ -182,6 +183,7 @@ def cancel_broadcast(conn: sqlite3.Connection, bot_id: int, broadcast_id: str) -
         "UPDATE broadcasts SET status = 'cancelled', queued = queued - ?,"
         " cancelled = cancelled + ?, completed_at = ? WHERE id = ?",
         (cancelled, cancelled, now(), broadcast["id"]))
+    return cancelled
 
 
 # -- delivery ------------------------------------------------------------------

@@ -29,10 +29,11 @@ RESET_TABLES = (
 )
 # What a reset keeps: the platform row (switch back on, clock offset back to
 # 0), the periodic jobs' schedule, SQLite's id sequences, the record of
-# applied migrations (the schema is not reset) and the sandbox's sign-ins (a
-# person at the browser stays signed in while their test suite resets).
+# applied migrations (the schema is not reset), the sandbox's sign-ins (a
+# person at the browser stays signed in while their test suite resets) and the
+# background jobs' records (the installation's health, not its content).
 KEPT_TABLES = ("platform", "periodic_jobs", "sqlite_sequence", "schema_migrations",
-               "sandbox_sessions")
+               "sandbox_sessions", "job_runs")
 
 
 def reset_installation(conn: sqlite3.Connection, data_dir: str) -> int:

@@ -12,10 +12,10 @@ from app.api.registry import METHODS
 from app.db import after_commit, transaction
 from app.domain import faults, installation, webhook_deliveries
 from app.domain.bots import require_bot
+from app.jobs import make_periodic_jobs_due, wake_all
 from app.manage.dispatch import operator_method
 from app.manage.methods import BotIdSchema
 from app.validation import CursorField, Int, LimitField, Str, StrictSchema
-from app.worker import make_periodic_jobs_due, wake_all
 
 
 class AdvanceClockSchema(StrictSchema):

@@ -1,20 +1,11 @@
-"""Settings of the media pipeline, read once from the environment."""
+"""The media pipeline's settings: a view of ``app.config.Settings`` (where
+the environment is read and checked) plus the limits that are not settings."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
 GIB = 1024 * 1024 * 1024
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    return float(raw) if raw else default
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw else default
 
 
 @dataclass(frozen=True)
@@ -45,12 +36,12 @@ class MediaConfig:
     clamscan: str = "clamscan"
 
     @classmethod
-    def from_env(cls, data_dir: str) -> MediaConfig:
+    def from_settings(cls, settings) -> MediaConfig:
         return cls(
-            clamd_socket=os.environ.get("BOTSVC_CLAMD_SOCKET") or None,
-            clamav_db=os.environ.get("BOTSVC_CLAMAV_DB") or None,
-            work_dir=os.path.join(data_dir, "media-work"),
-            tool_timeout=_env_float("BOTSVC_MEDIA_TOOL_TIMEOUT", 600.0),
-            scan_timeout=_env_float("BOTSVC_MEDIA_SCAN_TIMEOUT", 300.0),
-            tool_memory_bytes=_env_int("BOTSVC_MEDIA_TOOL_MEMORY_BYTES", 2 * GIB),
+            clamd_socket=settings.clamd_socket,
+            clamav_db=settings.clamav_db,
+            work_dir=os.path.join(settings.data_dir, "media-work"),
+            tool_timeout=settings.media_tool_timeout,
+            scan_timeout=settings.media_scan_timeout,
+            tool_memory_bytes=settings.media_tool_memory_bytes,
         )

@@ -26,7 +26,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from app import owner
+from app import metrics, owner
 from app.errors import dependency_unavailable
 
 log = logging.getLogger("app.media")
@@ -166,6 +166,7 @@ def run_tool(
     except OSError as exc:
         log.warning("media tool %s could not start: %s", dependency, exc)
         raise dependency_unavailable(dependency, f"{dependency} could not be started") from None
+    started = time.monotonic()
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -176,6 +177,8 @@ def run_tool(
         raise dependency_unavailable(
             dependency, f"{dependency} did not finish within {timeout:g} s"
         ) from None
+    finally:
+        metrics.media_tool(dependency, time.monotonic() - started)
     result = ToolResult(proc.returncode, stdout, stderr)
     if proc.returncode in (126, 127):
         # The codes of the dynamic loader and of prlimit's exec: a library is

@@ -109,7 +109,8 @@ def build(base_url: str, test_tools: bool = False) -> dict:
     spec.tag(routes.INSTALLATION_TAG)
     for path, operations in routes.other_paths().items():
         spec.path(path, operations=operations)
-    return spec.to_dict()
+    spec.components.header("RequestId", routes.REQUEST_ID_HEADER)
+    return routes.with_request_ids(spec.to_dict())
 
 
 def _operation(plugin, catalogue: Catalogue, method: Method, security: str,

@@ -28,6 +28,11 @@ IDEMPOTENCY_KEY = {
     "description": "Replays the stored answer of a call with the same key, method and "
                    "parameters (24 hours, per bot); other parameters under the same key are "
                    "IDEMPOTENCY_CONFLICT."}
+REQUEST_ID_HEADER = {
+    "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
+    "description": "The request's own X-Request-Id when it matches the pattern, else a new "
+                   "random one (DECISIONS §8); the request's log lines carry it."}
+REQUEST_ID_REF = {"$ref": "#/components/headers/RequestId"}
 REPLAYED_HEADER = {"description": "`true` on a replayed answer",
                    "schema": {"type": "string", "const": "true"}}
 NO_PARAMETERS = {"type": "object", "additionalProperties": False,
@@ -65,6 +70,15 @@ def error_parameters(reasons: list[str]) -> dict:
                 "in_progress": {"type": "boolean"},
                 "injected": {"const": True, "description": "the failure was asked for "
                              "with injectFault (BOTSVC_TEST_TOOLS=1)"}}}
+
+
+def with_request_ids(document: dict) -> dict:
+    """Every answer of every operation carries X-Request-Id."""
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for answer in operation["responses"].values():
+                answer.setdefault("headers", {})["X-Request-Id"] = REQUEST_ID_REF
+    return document
 
 
 def ok_envelope(result: dict) -> dict:

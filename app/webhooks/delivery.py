@@ -26,20 +26,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from app import clock
+from app import clock, metrics
 from app.config import Settings
 from app.db import thread_connection
 from app.domain import updates, webhooks
 from app.domain.webhook_deliveries import Attempt
 from app.domain.webhooks import Claim
+from app.jobs import wake
 from app.webhooks import transport
 from app.webhooks.addresses import default_resolver
-from app.worker import periodic, wake
 
 log = logging.getLogger(__name__)
 
+# The job that runs a pass (app/jobs/delivery.py), ticked every second.
 JOB = "deliver_due_webhooks"
-TICK_SECONDS = 1.0
 SLOTS_PER_PROCESS = 16
 # Longer than any attempt (a 10 s deadline after the DNS answer), so a lease
 # only ever expires when its holder died; then that bot waits this long.
@@ -119,8 +119,10 @@ class Deliverer:
             log.info("webhook delivery of update %d to bot %d failed: %s",
                      claim.update_id, claim.bot_id, result.error)
         attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status)
-        return webhooks.record_attempt(conn, claim, result.ok, result.error, clock.time(),
-                                       LEASE_SECONDS, attempt=attempt)
+        following = webhooks.record_attempt(conn, claim, result.ok, result.error, clock.time(),
+                                            LEASE_SECONDS, attempt=attempt)
+        metrics.webhook_attempt(result.ok)
+        return following
 
 
 _deliverers: dict[Settings, Deliverer] = {}
@@ -148,11 +150,6 @@ def forget_deliverer(settings: Settings) -> None:
         deliverer = _deliverers.pop(settings, None)
     if deliverer is not None:
         deliverer.shutdown()
-
-
-@periodic(JOB, seconds=TICK_SECONDS)
-def deliver_due_webhooks(conn, settings: Settings) -> None:
-    deliverer_for(settings).run_pass(conn)
 
 
 def wake_deliverer(_bot_id: int | None = None) -> None:

@@ -162,12 +162,10 @@ def clamd(tmp_path_factory, sigdb):
 # -- the app, for the HTTP tests ---------------------------------------------------
 
 @pytest.fixture
-def make_app(make_app, monkeypatch, sigdb):
+def scanner_settings(sigdb) -> dict:
     """The app with the offline EICAR database: this machine has no official
     one, and a test must never depend on the network."""
-    monkeypatch.setenv("BOTSVC_CLAMAV_DB", sigdb)
-    monkeypatch.delenv("BOTSVC_CLAMD_SOCKET", raising=False)
-    return make_app
+    return {"clamav_db": sigdb, "clamd_socket": None}
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,8 @@ import pytest
 from app.db import connect, transaction
 from app.domain import files
 from app.errors import ApiError
+from app.jobs import run_job
 from app.media import ProcessedFile
-from app.worker import run_job
 
 from media_files import bot_on, multipart
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.worker import run_job
+from app.jobs import run_job
 
 from contract import assert_failure, assert_invalid
 from media_files import KIND_OF, Storage, bot_on, multipart

@@ -159,19 +159,20 @@ def test_pdf_inspector_failure_fails_closed(config, unavailable):
     unavailable(pdf, "d.pdf", "pikepdf", cfg=dataclasses.replace(config, probe_timeout=0.001))
 
 
-def test_config_from_env(monkeypatch, tmp_path):
+def test_config_from_settings(tmp_path):
+    from app.config import Settings
     from app.media import MediaConfig
 
-    for name in ("BOTSVC_CLAMD_SOCKET", "BOTSVC_CLAMAV_DB", "BOTSVC_MEDIA_TOOL_TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    plain = MediaConfig.from_env(str(tmp_path))
+    def config(**env):
+        return MediaConfig.from_settings(
+            Settings.from_env({"BOTSVC_DATA_DIR": str(tmp_path), **env}, secret=False))
+
+    plain = config()
     assert (plain.clamd_socket, plain.clamav_db) == (None, None)
     assert plain.work_dir == str(tmp_path / "media-work")
     assert (plain.tool_timeout, plain.probe_timeout, plain.tool_memory_bytes) == (600.0, 30.0, 2 * 1024 * MIB)
-    monkeypatch.setenv("BOTSVC_CLAMD_SOCKET", "/run/clamav/clamd.ctl")
-    monkeypatch.setenv("BOTSVC_CLAMAV_DB", "/srv/clamdb")
-    monkeypatch.setenv("BOTSVC_MEDIA_TOOL_TIMEOUT", "900")
-    tuned = MediaConfig.from_env(str(tmp_path))
+    tuned = config(BOTSVC_CLAMD_SOCKET="/run/clamav/clamd.ctl", BOTSVC_CLAMAV_DB="/srv/clamdb",
+                   BOTSVC_MEDIA_TOOL_TIMEOUT="900")
     assert (tuned.clamd_socket, tuned.clamav_db, tuned.tool_timeout) == (
         "/run/clamav/clamd.ctl", "/srv/clamdb", 900.0)
 

@@ -23,8 +23,6 @@ def clamav_db(tmp_path_factory) -> str:
 
 
 @pytest.fixture
-def make_app(make_app, monkeypatch, clamav_db):
+def scanner_settings(clamav_db) -> dict:
     """Uploads scan with the offline EICAR database (no network here)."""
-    monkeypatch.setenv("BOTSVC_CLAMAV_DB", clamav_db)
-    monkeypatch.delenv("BOTSVC_CLAMD_SOCKET", raising=False)
-    return make_app
+    return {"clamav_db": clamav_db, "clamd_socket": None}

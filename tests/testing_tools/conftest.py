@@ -16,10 +16,9 @@ def app(make_app):
 
 
 @pytest.fixture
-def offline_signatures(tmp_path, monkeypatch):
-    """Uploads scanned with the EICAR-only database (no network here)."""
-    monkeypatch.setenv("BOTSVC_CLAMAV_DB", build_test_signature_db(str(tmp_path / "sigdb")))
-    monkeypatch.delenv("BOTSVC_CLAMD_SOCKET", raising=False)
+def offline_signatures(tmp_path) -> dict:
+    """Settings for uploads scanned with the EICAR-only database (no network here)."""
+    return {"clamav_db": build_test_signature_db(str(tmp_path / "sigdb")), "clamd_socket": None}
 
 
 @pytest.fixture

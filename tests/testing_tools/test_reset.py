@@ -16,7 +16,8 @@ from media_files import multipart
 @pytest.fixture
 def app(make_app, offline_signatures):
     # Rate limits on, so that there is rate state to forget.
-    return make_app(test_tools=True, rate_api_per_sec=1000, rate_sends_per_sec=1000)
+    return make_app(test_tools=True, rate_api_per_sec=1000, rate_sends_per_sec=1000,
+                    **offline_signatures)
 
 
 def table_counts(app) -> dict[str, int]:

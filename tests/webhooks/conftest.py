@@ -14,8 +14,8 @@ import pytest
 import trustme
 import urllib3.util.connection
 
+from app.jobs import run_job
 from app.webhooks import delivery
-from app.worker import run_job
 from webhooks.support import HOST, SECRET, Receiver, answer
 
 HOOK_HOST = "hooks.example.test"

@@ -9,9 +9,11 @@ import time
 
 import pytest
 
-from app import worker
 from app.db import thread_connection
 from app.domain import webhooks
+from app.jobs import scheduler
+from app.jobs.delivery import deliver_due_webhooks
+from app.jobs.runner import Job
 from app.webhooks import delivery
 from webhooks.support import HOST, SECRET, hold, received_ids, statuses
 
@@ -177,13 +179,12 @@ class TestWakeUp:
 
     @pytest.fixture
     def running_worker(self, app, monkeypatch):
-        slow_tick = worker.Job(delivery.JOB, delivery.deliver_due_webhooks, 60.0)
-        monkeypatch.setitem(worker.JOBS, delivery.JOB, slow_tick)
-        started = worker.start_worker(app)
+        slow_tick = Job(delivery.JOB, 60.0, deliver_due_webhooks)
+        started = scheduler.start_worker(app, [slow_tick])
         yield started
         started.shutdown()
         delivery.forget_deliverer(app.config["SETTINGS"])
-        monkeypatch.setattr(worker, "_worker", None)
+        monkeypatch.setattr(scheduler, "_worker", None)
 
     def test_a_new_update_is_delivered_at_once(self, bot, chat, operator, hook, running_worker):
         receiver = hook(bot)      # setWebhook wakes delivery too: the /start goes out

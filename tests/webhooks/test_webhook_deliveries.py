@@ -6,8 +6,8 @@ import pytest
 
 from app.db import thread_connection
 from app.domain import installation, webhooks
+from app.jobs import run_job
 from app.webhooks import delivery
-from app.worker import run_job
 from webhooks.support import HOST, SECRET, answer, statuses
 
 from contract import assert_invalid

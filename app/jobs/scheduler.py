@@ -1,111 +1,64 @@
-"""Background work. APScheduler only ticks; the database is the queue.
+"""This process's scheduler: an APScheduler thread that only ticks the listed
+jobs (``schedule.JOBS``), and ``wake`` to run one at once.
 
-Every gunicorn worker runs its own scheduler thread with every job, so a job
-must be safe to run in several processes at once: each one claims its rows
-atomically in SQLite (``UPDATE ... RETURNING`` inside ``BEGIN IMMEDIATE``,
-with a lease that a crashed claimer lets expire). Jobs that should run once per
-interval across all processes use ``claim_periodic``.
+Every gunicorn worker runs one, with every job (PITFALLS.md: the database is
+the queue, each pass claims its rows atomically), so nothing here is shared
+between processes.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from app import clock, disk
-from app.db import thread_connection, transaction
+from app import disk
+from app.db import connect
+from app.jobs import records
+from app.jobs.runner import Job, run_job
 
 log = logging.getLogger(__name__)
 DISK_FULL_LOG_INTERVAL_SECONDS = 60.0
 
 
-@dataclass(frozen=True)
-class Job:
-    name: str
-    run: Callable  # run(conn, settings) -> None
-    seconds: float
-
-
-JOBS: dict[str, Job] = {}
-
-
-def periodic(name: str, seconds: float):
-    """Register ``fn(conn, settings)`` to run every ``seconds`` in every process."""
-    def register(fn):
-        JOBS[name] = Job(name, fn, seconds)
-        return fn
-    return register
-
-
-def claim_periodic(conn, name: str, interval: float, now: float | None = None) -> bool:
-    """True for exactly one caller per interval, across all processes. The
-    interval is the machine's time (how often to work); ``advanceClock`` makes
-    every periodic job due at once (``make_periodic_jobs_due``)."""
-    now = clock.machine_time() if now is None else now
-    with transaction(conn):
-        claimed = conn.execute(
-            "INSERT INTO periodic_jobs (name, next_run_at) VALUES (?, ?)"
-            " ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at"
-            " WHERE periodic_jobs.next_run_at <= ? RETURNING name",
-            (name, now + interval, now)).fetchone()
-    return claimed is not None
-
-
-def make_periodic_jobs_due(conn) -> None:
-    """In the caller's transaction: the next tick of every periodic job runs
-    (the service clock moved, so expired records may be waiting)."""
-    conn.execute("UPDATE periodic_jobs SET next_run_at = 0")
-
-
-def run_job(app, name: str) -> None:
-    """One pass of a job, with its own connection and an app context."""
-    job = JOBS[name]
-    settings = app.config["SETTINGS"]
-    with app.app_context():
-        conn = thread_connection(settings.db_path)
-        try:
-            clock.refresh(conn)  # each pass sees the clock as advanceClock left it
-            job.run(conn, settings)
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-
-
 class Worker:
     """The scheduler of one process. ``wake(name)`` runs a job now, and once
-    more after the current pass if one is under way, so a wake-up is never lost."""
+    more after the current pass if one is under way, so a wake-up is never lost.
+    A pass that fails is recorded and logged; the job runs again at its next tick."""
 
-    def __init__(self, app):
+    def __init__(self, app, jobs: Sequence[Job] | None = None):
+        if jobs is None:
+            from app.jobs.schedule import JOBS as jobs  # the list imports the domain
         self.app = app
+        self.jobs = {job.name: job for job in jobs if job.seconds is not None}
+        self._disk_full_logged_at = -DISK_FULL_LOG_INTERVAL_SECONDS
         self.scheduler = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(max(4, len(JOBS) + 1))},
+            executors={"default": ThreadPoolExecutor(max(4, len(self.jobs) + 1))},
             # Two instances: one pass, and a tick or wake-up that arrives while
             # it finishes; _tick lets only one of them run a pass at a time.
             job_defaults={"coalesce": True, "max_instances": 2, "misfire_grace_time": 30},
             timezone=UTC)
-        self._again = {name: threading.Event() for name in JOBS}
+        self._again = {name: threading.Event() for name in self.jobs}
         # Jobs with a pass under way in this process: a tick or wake-up that
         # finds one sets its ``again`` flag instead of running a second pass
         # (and wake() does not bother APScheduler, which would log a skip).
         self._running: set[str] = set()
         self._lock = threading.Lock()
-        self._disk_full_logged_at = -DISK_FULL_LOG_INTERVAL_SECONDS
 
     def start(self) -> None:
-        # APScheduler logs two INFO lines per run; with a tick a second and a
-        # wake-up per webhook update they would drown the service's own log.
-        logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
-        for job in JOBS.values():
+        db_path = self.app.config["SETTINGS"].db_path
+        with contextlib.closing(connect(db_path)) as conn:
+            records.register(conn, self.jobs)
+        for job in self.jobs.values():
             self.scheduler.add_job(self._tick, "interval", seconds=job.seconds, id=job.name,
                                    args=[job.name], next_run_time=datetime.now(UTC))
         self.scheduler.start()
-        log.info("background worker started with jobs: %s", ", ".join(sorted(JOBS)))
+        log.info("background worker started with jobs: %s", ", ".join(sorted(self.jobs)))
 
     def shutdown(self) -> None:
         self.scheduler.shutdown(wait=False)
@@ -122,6 +75,10 @@ class Worker:
         except Exception:  # the scheduler is shutting down
             log.debug("wake of %s ignored", name)
 
+    def wake_all(self) -> None:
+        for name in self.jobs:
+            self.wake(name)
+
     def _tick(self, name: str) -> None:
         again = self._again[name]
         with self._lock:
@@ -132,7 +89,7 @@ class Worker:
         try:
             while True:
                 again.clear()
-                run_job(self.app, name)
+                run_job(self.app, self.jobs[name])
                 with self._lock:
                     if not again.is_set():
                         # Under the lock: a wake-up either set the flag before
@@ -161,11 +118,18 @@ class Worker:
 _worker: Worker | None = None
 
 
-def start_worker(app) -> Worker:
+def start_worker(app, jobs: Sequence[Job] | None = None) -> Worker:
     global _worker
-    _worker = Worker(app)
+    _worker = Worker(app, jobs)
     _worker.start()
     return _worker
+
+
+def stop_worker() -> None:
+    """Stop this process's scheduler (gunicorn's worker_exit), so that no tick
+    is submitted to an executor that is already shut down."""
+    if _worker is not None:
+        _worker.shutdown()
 
 
 def wake(name: str) -> None:
@@ -175,6 +139,6 @@ def wake(name: str) -> None:
 
 
 def wake_all() -> None:
-    """Run every job now in this process (after the service clock moved)."""
-    for name in JOBS:
-        wake(name)
+    """Run every scheduled job now in this process (after the service clock moved)."""
+    if _worker is not None:
+        _worker.wake_all()

@@ -1,0 +1,102 @@
+"""One pass of a job: its own connection, an app context, the service clock as
+``advanceClock`` left it, and a record of how it went (``job_runs``)."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app import clock
+from app.db import thread_connection, transaction
+from app.jobs import records
+
+log = logging.getLogger(__name__)
+# A claim lasts a second less than the tick, so the next tick always finds it due.
+CLAIM_SLACK_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    # Seconds between ticks in every process; None: once at each process start.
+    seconds: float | None
+    run: Callable   # run(conn, settings) -> None, inside an app context
+    purpose: str = ""
+    # True: one pass per interval across all processes (``claim_periodic``);
+    # False: a pass in every process at every tick (the work is claimed row by row).
+    once_per_interval: bool = False
+    # When given and false for the settings, a tick does nothing (and claims
+    # no turn, so turning the setting on makes the next tick run it).
+    wanted: Callable | None = None   # wanted(settings) -> bool
+
+
+def claim_periodic(conn, name: str, interval: float, now: float | None = None) -> bool:
+    """True for exactly one caller per interval, across all processes. The
+    interval is the machine's time (how often to work); ``advanceClock`` makes
+    every periodic job due at once (``make_periodic_jobs_due``)."""
+    now = clock.machine_time() if now is None else now
+    with transaction(conn):
+        claimed = conn.execute(
+            "INSERT INTO periodic_jobs (name, next_run_at) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at"
+            " WHERE periodic_jobs.next_run_at <= ? RETURNING name",
+            (name, now + interval, now)).fetchone()
+    return claimed is not None
+
+
+def make_periodic_jobs_due(conn) -> None:
+    """In the caller's transaction: the next tick of every periodic job runs
+    (the service clock moved, so expired records may be waiting)."""
+    conn.execute("UPDATE periodic_jobs SET next_run_at = 0")
+
+
+def job_named(name: str) -> Job:
+    from app.jobs.schedule import JOBS  # the list imports every domain module
+    for job in JOBS:
+        if job.name == name:
+            return job
+    raise KeyError(name)
+
+
+def run_job(app, job: Job | str) -> None:
+    """One pass of ``job`` (or the listed job of that name), recorded. An
+    exception is recorded (its class only) and raised again for the caller."""
+    job = job_named(job) if isinstance(job, str) else job
+    settings = app.config["SETTINGS"]
+    with app.app_context():
+        conn = thread_connection(settings.db_path)
+        recorded_start = False
+        try:
+            clock.refresh(conn)  # each pass sees the clock as advanceClock left it
+            recorded_start = records.started(conn, settings.db_path, job)
+            if job.wanted is not None and not job.wanted(settings):
+                pass
+            elif not job.once_per_interval or claim_periodic(
+                    conn, job.name, job.seconds - CLAIM_SLACK_SECONDS):
+                job.run(conn, settings)
+        except Exception as failure:
+            _rollback(conn)
+            records.failed(conn, settings.db_path, job, failure)
+            raise
+        else:
+            records.succeeded(conn, job, recorded_start)
+        finally:
+            _rollback(conn)
+
+
+def run_start_jobs(app) -> None:
+    """The listed jobs without an interval, once, at the start of a process.
+    Best effort: a database that cannot be written now (a full disk) leaves
+    their work to the periodic jobs."""
+    from app.jobs.schedule import JOBS
+    for job in JOBS:
+        if job.seconds is None:
+            try:
+                run_job(app, job)
+            except Exception as failure:   # recorded by run_job when it could be
+                log.warning("start-up job %s skipped: %s", job.name, failure)
+
+
+def _rollback(conn) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")

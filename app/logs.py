@@ -1,0 +1,160 @@
+"""Request ids and the log (DECISIONS §8).
+
+Every response of every route carries ``X-Request-Id``: the client's own when
+it matches ``^[A-Za-z0-9._:-]{1,128}$``, else a new random one. Each request
+writes one access line (``botsvc.access``; BOTSVC_ACCESS_LOG=0 turns it off)
+and every log line written while a request runs carries the request's id.
+``BOTSVC_LOG_FORMAT=json`` writes one JSON object per line (python-json-logger)
+with time, level, request_id, bot_id, method, status, error_code, duration_ms
+and message.
+
+What is never logged: a token (headers are not logged at all), a query string
+(signed download links are bearer capabilities: the access line has the path
+only) or a body.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import sys
+import time
+
+from flask import Flask, Response, g, has_request_context, request
+from pythonjsonlogger.json import JsonFormatter
+
+from app.envelope import error_code_of
+
+HEADER = "X-Request-Id"
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
+_METHOD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}\Z")
+CONTEXT_FIELDS = ("request_id", "bot_id", "method", "status", "error_code", "duration_ms")
+TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s [%(request_tag)s] %(message)s"
+# The record's attributes in the order of the JSON line (renamed: level, logger).
+JSON_FIELDS = ("levelname", *CONTEXT_FIELDS, "message", "name", "process")
+
+access_log = logging.getLogger("botsvc.access")
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(16)
+
+
+def request_id_for(presented: str | None) -> str:
+    return presented if presented and _CLIENT_ID.match(presented) else new_request_id()
+
+
+def install(app: Flask, *, access_lines: bool) -> None:
+    """Give every request of ``app`` its id, and every response the header."""
+    def begin() -> None:
+        g.request_id = request_id_for(request.headers.get(HEADER))
+        g.request_started = time.perf_counter()
+
+    def finish(response: Response) -> Response:
+        response.headers[HEADER] = request_id()
+        if access_lines:
+            g.response_status = response.status_code
+            g.response_error_code = code = error_code_of(response)
+            g.response_duration_ms = round(elapsed_seconds() * 1000, 2)
+            access_log.info("%s %s %d%s %.2f ms", request.method, request.path,
+                            response.status_code, f" {code}" if code else "",
+                            g.response_duration_ms)
+        return response
+
+    app.before_request(begin)
+    app.after_request(finish)
+
+
+def request_id() -> str:
+    """This request's id (made now if the request began before ``install``
+    ran its hook, as a routing failure of a blueprint hook may)."""
+    if "request_id" not in g:
+        g.request_id = request_id_for(request.headers.get(HEADER))
+    return g.request_id
+
+
+def elapsed_seconds() -> float:
+    started = g.get("request_started")
+    return 0.0 if started is None else time.perf_counter() - started
+
+
+class RequestContext(logging.Filter):
+    """Adds the request's fields to every record (None outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name in CONTEXT_FIELDS:
+            setattr(record, name, None)
+        if has_request_context():
+            record.request_id = request_id()
+            record.bot_id = g.get("bot_id")
+            name = (request.view_args or {}).get("name")
+            record.method = name if isinstance(name, str) and _METHOD_NAME.match(name) else None
+            record.status = g.get("response_status")
+            record.error_code = g.get("response_error_code")
+            record.duration_ms = g.get("response_duration_ms")
+        return True
+
+
+class JsonLines(JsonFormatter):
+    """One JSON object per line, with the fields in a fixed order."""
+
+    def __init__(self):
+        super().__init__(list(JSON_FIELDS), rename_fields={"levelname": "level", "name": "logger"},
+                         timestamp="time")
+
+    def add_fields(self, log_data, record, message_dict) -> None:
+        super().add_fields(log_data, record, message_dict)
+        fields = dict(log_data)
+        log_data.clear()
+        log_data["time"] = fields.pop("time")   # first, as people read a log line
+        log_data.update(fields)
+
+
+class TextLines(logging.Formatter):
+    """The text line: the request id in brackets (``-`` outside a request)."""
+
+    def __init__(self):
+        super().__init__(TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.request_tag = getattr(record, "request_id", None) or "-"
+        return super().format(record)
+
+
+def formatter(log_format: str) -> logging.Formatter:
+    return JsonLines() if log_format == "json" else TextLines()
+
+
+def configure(log_format: str, level: int = logging.INFO) -> None:
+    """The process's log: one handler on stderr, in the chosen format, with
+    the request context. APScheduler logs its start-up and two INFO lines per
+    job run: with a tick a second they would drown the service's own log."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter(log_format))
+    handler.addFilter(RequestContext())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+
+
+def gunicorn_logconfig(log_format: str) -> dict | None:
+    """gunicorn's own lines (start, workers booting) in the same format, for
+    ``logconfig_dict``; None keeps gunicorn's defaults (text)."""
+    if log_format != "json":
+        return None
+    return {
+        "version": 1, "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "app.logs.JsonLines"}},
+        "filters": {"context": {"()": "app.logs.RequestContext"}},
+        "handlers": {"error_console": {"class": "logging.StreamHandler", "formatter": "json",
+                                       "filters": ["context"], "stream": "ext://sys.stderr"}},
+        "root": {"level": "INFO", "handlers": []},
+        "loggers": {"gunicorn.error": {"level": "INFO", "handlers": ["error_console"],
+                                       "propagate": False, "qualname": "gunicorn.error"},
+                    # The application writes the access line itself (with the id).
+                    "gunicorn.access": {"level": "CRITICAL", "handlers": [],
+                                        "propagate": False, "qualname": "gunicorn.access"}},
+    }

@@ -186,6 +186,13 @@ def test_writes_answer_storage_full_reads_go_on_and_it_recovers(installation, tm
             downloaded = requests.get(got.json()["result"]["download_url"], timeout=30)
             assert downloaded.status_code == 200 and downloaded.content == TEXT
             assert chat_texts(bot) == chat_before
+        # The installation's own reads: /readyz says why, /metrics still counts.
+        ready = requests.get(f"{server.base_url}/readyz", timeout=30)
+        assert ready.status_code == 503 and ready.json()["parameters"]["checks"]["disk"] \
+            == "low_free_space"
+        scraped = requests.get(f"{server.base_url}/metrics", headers=server.admin_headers,
+                               timeout=30)
+        assert scraped.status_code == 200 and 'method="getMe"' in scraped.text
         # An acknowledgement deletes updates: a write.
         last = polled.json()["result"][-1]["update_id"]
         assert_storage_full(bot.call("getUpdates", offset=last + 1))
@@ -194,6 +201,8 @@ def test_writes_answer_storage_full_reads_go_on_and_it_recovers(installation, tm
         assert transient_files(server.data_dir) == []
         assert stored_files(server.data_dir) == files_before
 
+    # No worker died of the full disk (a sparse metrics file faults as SIGBUS).
+    assert "was sent SIG" not in server.log_path.read_text(errors="replace")
     # Space is back: the same process writes again, no restart.
     again = bot.send("room again", **{"Idempotency-Key": "full-1"})
     assert again.status_code == 200, again.text

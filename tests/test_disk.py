@@ -3,7 +3,6 @@ mapping, the transaction helper on a real full tmpfs, the rate counted in
 the process, the reserve, and what a start writes (README "A full disk")."""
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import sqlite3
@@ -17,32 +16,13 @@ from app.config import load_or_create_secret
 from app.errors import ApiError, ErrorCode, RateLimited
 from app.media.signatures import DB_FILE, build_test_signature_db
 
+from small_disk import fill, small_tmpfs
+
 
 @pytest.fixture
 def tmpfs(tmp_path) -> Path:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (the suite runs as root here and in CI)")
-    mount = tmp_path / "small-disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path, "4m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(mount: Path, name: str = "filler") -> Path:
-    path = mount / name
-    with open(path, "ab", buffering=0) as fh:
-        for size in (1 << 20, 1 << 16, 4096, 512, 1):
-            with contextlib.suppress(OSError):
-                while True:
-                    fh.write(b"\0" * size)
-    assert os.statvfs(mount).f_bavail == 0
-    return path
 
 
 # -- the mapping ---------------------------------------------------------------

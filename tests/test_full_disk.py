@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from small_disk import fill, small_tmpfs
 from tests.server_process import ServerProcess
 
 DEFAULT_RATES = {"BOTSVC_RATE_API_PER_SEC": "60", "BOTSVC_RATE_SENDS_PER_SEC": "20",
@@ -29,30 +30,8 @@ TEXT = b"a small text document\n" * 20
 
 @pytest.fixture(scope="module")
 def tmpfs(tmp_path_factory) -> Path:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (the suite runs as root here and in CI)")
-    mount = tmp_path_factory.mktemp("full-disk") / "small-disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path_factory.mktemp("full-disk"), "8m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(mount: Path, name: str = "filler") -> Path:
-    """Write until the disk refuses a single byte more."""
-    path = mount / name
-    with open(path, "ab", buffering=0) as fh:
-        for size in (1 << 20, 1 << 16, 4096, 512, 1):
-            with contextlib.suppress(OSError):
-                while True:
-                    fh.write(b"\0" * size)
-    assert os.statvfs(mount).f_bavail == 0
-    return path
 
 
 def truncate_wal(db_path: str) -> None:

@@ -8,7 +8,7 @@ import os
 from flask import Flask, request
 from werkzeug.exceptions import HTTPException
 
-from app import clock, logs, metrics, wire
+from app import clock, disk, logs, metrics, wire
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, migrate, release_db
@@ -25,6 +25,9 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
+    free, released = disk.make_room_to_start(settings.data_dir)
+    if released:
+        log.warning(disk.full_disk_warning(free))
     app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
     app.config["MEDIA"] = MediaConfig.from_settings(settings)
     migrate(settings.db_path)
@@ -52,6 +55,8 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.before_request(lambda: wire.refuse_oversized_head(request.environ))
     app.wsgi_app = wire.settling_bodies(app.wsgi_app)
 
+    if free is None:
+        disk.keep_reserve(settings.data_dir, settings.min_free_bytes)
     if settings.webhook_allow_private:
         log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
                     "private addresses. For local development and CI only.")

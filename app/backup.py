@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app import clock
+from app import clock, disk
 from app.config import Settings
 from app.domain.files import STORAGE_NAME, files_dir, storage_path
 
@@ -124,7 +124,9 @@ def restore(settings: Settings, src: str, say: Callable[[str], None]) -> Summary
     src = os.path.abspath(src)
     manifest = _read_manifest(src)
     data_dir = settings.data_dir
-    if os.path.exists(data_dir) and (not os.path.isdir(data_dir) or os.listdir(data_dir)):
+    # The full-disk reserve a start leaves (app/disk.py) holds no data.
+    if os.path.exists(data_dir) and (not os.path.isdir(data_dir)
+                                     or set(os.listdir(data_dir)) - {disk.RESERVE_NAME}):
         raise BackupError(f"the data dir {data_dir} is not empty; restore fills an empty one")
     created = not os.path.exists(data_dir)
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
@@ -225,7 +227,7 @@ def _write_private(path: str, data: bytes) -> None:
 
 
 def _empty(data_dir: str, remove: bool) -> None:
-    for name in os.listdir(data_dir):
+    for name in set(os.listdir(data_dir)) - {disk.RESERVE_NAME}:
         path = os.path.join(data_dir, name)
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)

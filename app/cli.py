@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import click
 from flask import Flask
 
-from app import create_app, owner
+from app import create_app, disk, owner
 from app.body import RequestBody
 from app.config import Settings
 from app.db import DatabaseNewerThanCode, get_db, migrate
@@ -39,11 +39,16 @@ def _fail(error: ApiError) -> None:
 
 def _migrate(db_path: str) -> int:
     """Migrate, or stop with one line (no traceback) on a database that a
-    newer botsvc migrated."""
+    newer botsvc migrated, or on a disk too full to apply a migration."""
     try:
         return migrate(db_path)
     except DatabaseNewerThanCode as refused:
         raise SystemExit(f"botsvc: {refused}") from None
+    except Exception as exc:
+        if disk.is_disk_full(exc, os.path.dirname(db_path)):
+            raise SystemExit(f"botsvc: cannot open or migrate {db_path}: the disk is full;"
+                             " free some space and start again") from None
+        raise
 
 
 @click.group(help="botsvc: operate a bot messaging service installation.")
@@ -54,7 +59,11 @@ def main() -> None:
 @main.command(help="Apply pending database migrations.")
 def migrate_db() -> None:
     settings = Settings.from_env()
-    click.echo(f"schema version {_migrate(settings.db_path)} at {settings.db_path}")
+    free, _ = disk.make_room_to_start(settings.data_dir)
+    version = _migrate(settings.db_path)
+    if free is not None:
+        click.echo(f"botsvc: {disk.full_disk_warning(free)}", err=True)
+    click.echo(f"schema version {version} at {settings.db_path}")
 
 
 main.add_command(migrate_db, "migrate")

@@ -11,6 +11,8 @@ configuration are views of it.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
 import re
@@ -240,24 +242,40 @@ class Settings:
 def load_or_create_secret(data_dir: str) -> bytes:
     """The signing key, generated once and kept in the data dir (mode 0600).
 
-    O_EXCL makes the first of several starting workers the only writer; the
-    others read what it wrote.
+    Written whole to a temporary file, then linked into place: the first of
+    several starting workers wins, the others read what it wrote, and a disk
+    too full to hold it leaves no empty key file behind (one clear line
+    instead; with a key already there, a start writes nothing).
     """
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
     path = os.path.join(data_dir, "secret_key")
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        for _ in range(50):
-            with open(path, "rb") as fh:
-                key = fh.read().strip()
-            if key:
-                return key
-            import time
-
-            time.sleep(0.02)
-        raise SystemExit("botsvc: the secret key file in the data dir is empty") from None
-    key = secrets.token_hex(32).encode()
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key)
+    if not os.path.exists(path):
+        _write_new_secret(data_dir, path)
+    with open(path, "rb") as fh:
+        key = fh.read().strip()
+    if not key:
+        raise SystemExit(f"botsvc: the signing key file {path} is empty: remove it to generate"
+                         " a new one (signed download URLs given out so far stop working)")
     return key
+
+
+def _write_new_secret(data_dir: str, path: str) -> None:
+    tmp = os.path.join(data_dir, f".secret_key.{secrets.token_hex(8)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_hex(32).encode())
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass   # another worker's key won; it is read back by the caller
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise SystemExit(f"botsvc: cannot create the signing key in {data_dir}:"
+                             " the disk is full") from None
+        raise
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -18,6 +18,8 @@ import threading
 
 from flask import current_app, g
 
+from app import disk
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "migrations")
@@ -36,6 +38,7 @@ class Connection(sqlite3.Connection):
     """
 
     write_lock_fd: int | None = None
+    db_path: str | None = None
 
     def acquire_write_lock(self) -> None:
         if self.write_lock_fd is not None:
@@ -56,6 +59,7 @@ def connect(path: str) -> Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                            check_same_thread=False, factory=Connection)
     # Its own open file description, so threads of one process queue too.
+    conn.db_path = path
     conn.write_lock_fd = os.open(path + ".write-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
                                  0o600)
     conn.row_factory = sqlite3.Row
@@ -107,17 +111,36 @@ def transaction(conn: sqlite3.Connection):
     """The one way to write: ``with transaction(conn): ...``.
 
     The outermost use runs ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on
-    any exception); a nested use becomes a savepoint, so a domain function can
-    be called alone or inside a caller's larger unit of work.
+    any exception, a failed COMMIT included); a nested use becomes a
+    savepoint, so a domain function can be called alone or inside a caller's
+    larger unit of work. A full disk (SQLite's "database or disk is full", or
+    the "disk I/O error" it becomes where SQLite maps a file) leaves as the
+    contract's STORAGE_FULL (app/disk.py), with nothing written.
     """
+    try:
+        with _transaction(conn):
+            yield conn
+    except sqlite3.Error as exc:
+        if disk.is_full_sqlite_error(exc, getattr(conn, "db_path", None)):
+            raise disk.storage_full() from exc
+        raise
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection):
     if conn.in_transaction:
         name = f"sp_{id(object()):x}"
+        hooks = _on_rollback.setdefault(id(conn), [])
+        registered = len(hooks)
         conn.execute(f"SAVEPOINT {name}")
         try:
             yield conn
         except BaseException:
             conn.execute(f"ROLLBACK TO {name}")
             conn.execute(f"RELEASE {name}")
+            undone, hooks[registered:] = hooks[registered:], []
+            for callback in undone:   # what this savepoint took back
+                callback()
             raise
         conn.execute(f"RELEASE {name}")
         return
@@ -128,19 +151,26 @@ def transaction(conn: sqlite3.Connection):
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # A COMMIT that failed (a full disk) may leave the transaction
+            # open, or SQLite may have rolled it back already.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             _after_commit.pop(id(conn), None)
+            for callback in _on_rollback.pop(id(conn), ()):
+                callback()
             raise
-        conn.execute("COMMIT")
     finally:
         if acquire:
             conn.release_write_lock()
+    _on_rollback.pop(id(conn), None)
     for callback in _after_commit.pop(id(conn), ()):
         callback()
 
 
 _after_commit: dict[int, list] = {}
+_on_rollback: dict[int, list] = {}
 
 
 def after_commit(conn: sqlite3.Connection, callback) -> None:
@@ -151,6 +181,16 @@ def after_commit(conn: sqlite3.Connection, callback) -> None:
         _after_commit.setdefault(id(conn), []).append(callback)
     else:
         callback()
+
+
+def on_rollback(conn: sqlite3.Connection, callback) -> None:
+    """Run ``callback`` if what is being written is rolled back (the current
+    savepoint, or the outermost transaction, its COMMIT failing included):
+    for files written beside rows that then never came to be (a full disk at
+    COMMIT must leave no orphan file)."""
+    if not conn.in_transaction:
+        raise RuntimeError("on_rollback needs an open transaction")
+    _on_rollback.setdefault(id(conn), []).append(callback)
 
 
 # -- migrations ---------------------------------------------------------------

@@ -5,9 +5,10 @@ import json
 import logging
 
 import werkzeug.exceptions
-from flask import Response
+from flask import Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
+from app import disk
 from app.errors import ApiError, ErrorCode, MethodNotAllowed
 from app.jsontext import dumps
 
@@ -63,6 +64,11 @@ def http_exception_response(exc: HTTPException) -> Response:
 
 
 def internal_error_response(exc: Exception) -> Response:
+    if disk.is_disk_full(exc, current_app.config["SETTINGS"].data_dir):
+        # A write the disk could not take, wherever it was (the upload's
+        # quarantine copy, a stored file, the database): DECISIONS §8.
+        log.warning("the disk is full: %s refused with STORAGE_FULL", request.path)
+        return error_response(disk.storage_full())
     # The traceback goes to the server log only; the client learns nothing of it.
     log.exception("unhandled error", exc_info=exc)
     error = ApiError(ErrorCode.INTERNAL_ERROR, "Internal server error; retry with backoff")

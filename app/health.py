@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 import threading
 import time
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 
 from flask import Blueprint, Response, current_app
 
+from app import disk
 from app.config import Settings
 from app.db import migration_files
 from app.envelope import error_response, json_response, ok_body
@@ -157,7 +157,7 @@ def _has_signatures(path: str) -> bool:
 
 def check_disk(settings: Settings, _media: MediaConfig) -> str:
     try:
-        free = shutil.disk_usage(settings.data_dir).free
+        free = disk.free_bytes(settings.data_dir)
     except OSError:
         return "unavailable"
     return OK if free >= settings.min_free_bytes else "low_free_space"

@@ -27,6 +27,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from app import clock, owner
+from app.db import transaction
 from app.errors import ApiError, ErrorCode, invalid
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
@@ -80,8 +81,9 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     write transaction that will execute and store."""
     now = clock.time() if now is None else now
     row = conn.execute(
-        "SELECT method, fingerprint, state, lease_expires_at, owner, http_status, response,"
-        " created_at FROM idempotency_keys WHERE bot_id = ? AND key = ?", (bot_id, key)).fetchone()
+        "SELECT bot_id, key, method, fingerprint, state, lease_expires_at, owner, http_status,"
+        " response, created_at FROM idempotency_keys WHERE bot_id = ? AND key = ?",
+        (bot_id, key)).fetchone()
     if row is None:
         return None
     # Retention follows the service clock; a claim's lease the machine's, since
@@ -97,12 +99,37 @@ def lookup(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str
     return Stored(row["http_status"], row["response"])
 
 
+# This process's claims whose release could not be written (a full disk):
+# released by ``release_unreleased`` once the disk takes it, and treated as
+# abandoned by a duplicate that reaches this process meanwhile.
+_unreleased: set[tuple[int, str]] = set()
+
+
+def release_later(bot_id: int, key: str) -> None:
+    _unreleased.add((bot_id, key))
+
+
+def release_unreleased(conn: sqlite3.Connection) -> int:
+    """Retry the releases the disk refused; the number done."""
+    done = 0
+    for bot_id, key in list(_unreleased):
+        with transaction(conn):
+            conn.execute("DELETE FROM idempotency_keys WHERE bot_id = ? AND key = ?"
+                         " AND state = 'running' AND owner = ?", (bot_id, key, owner.current()))
+        _unreleased.discard((bot_id, key))
+        done += 1
+    return done
+
+
 def _claim_holds(row: sqlite3.Row) -> bool:
+    if row["owner"] == owner.current() and (row["bot_id"], row["key"]) in _unreleased:
+        return False
     alive = owner.is_alive(row["owner"])
     return alive if alive is not None else row["lease_expires_at"] >= clock.machine_time()
 
 
 def claim(conn: sqlite3.Connection, bot_id: int, key: str, method: str, fp: str) -> None:
+    _unreleased.discard((bot_id, key))
     conn.execute(
         "INSERT INTO idempotency_keys (bot_id, key, method, fingerprint, state,"
         " lease_expires_at, owner, created_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",

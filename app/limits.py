@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
 from dataclasses import dataclass
 
 from app import clock, metrics
@@ -78,8 +79,18 @@ def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
         return
     now = clock.time() if now is None else now
     tats = _stored_tats(conn, bot_id, [limit.bucket for limit in limits])
+    new_tats = _take(limits, tats, now)
+    conn.executemany(
+        "INSERT INTO rate_limits (bot_id, bucket, tat) VALUES (?, ?, ?)"
+        " ON CONFLICT (bot_id, bucket) DO UPDATE SET tat = excluded.tat",
+        [(bot_id, bucket, tat) for bucket, tat in new_tats.items()],
+    )
+
+
+def _take(limits: list[Limit], tats: dict[str, float], now: float) -> dict[str, float]:
+    """The new TAT of every limit, or RateLimited with the longest wait."""
     wait = 0.0
-    new_tats = []
+    new_tats = {}
     refused = None
     for limit in limits:
         tat = max(tats.get(limit.bucket, now), now)
@@ -88,15 +99,35 @@ def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
             if ahead - limit.tolerance > wait:
                 wait, refused = ahead - limit.tolerance, limit.bucket
             continue
-        new_tats.append((bot_id, limit.bucket, tat + limit.interval))
+        new_tats[limit.bucket] = tat + limit.interval
     if refused is not None:
         metrics.rate_limited(refused)
         raise RateLimited(wait, refused)
-    conn.executemany(
-        "INSERT INTO rate_limits (bot_id, bucket, tat) VALUES (?, ?, ?)"
-        " ON CONFLICT (bot_id, bucket) DO UPDATE SET tat = excluded.tat",
-        new_tats,
-    )
+    return new_tats
+
+
+# While the disk is full the shared TATs cannot be written, and a read that
+# writes nothing else still answers (app/api/dispatch.py). Its rate is then
+# taken from this process's own TATs, which start from the stored ones: the
+# limit still holds in each process, and a bot that was over it stays over.
+_unrecorded: dict[tuple[int, str], float] = {}
+_unrecorded_lock = threading.Lock()
+
+
+def consume_unrecorded(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
+                       now: float | None = None) -> None:
+    """``consume`` for a disk that cannot take the write: reads the stored
+    TATs, records the request in this process only."""
+    if not limits:
+        return
+    now = clock.time() if now is None else now
+    stored = _stored_tats(conn, bot_id, [limit.bucket for limit in limits])
+    with _unrecorded_lock:
+        tats = {limit.bucket: max(stored.get(limit.bucket, now),
+                                  _unrecorded.get((bot_id, limit.bucket), now))
+                for limit in limits}
+        for bucket, tat in _take(limits, tats, now).items():
+            _unrecorded[(bot_id, bucket)] = tat
 
 
 def headroom(conn: sqlite3.Connection, bot_id: int, limit: Limit,

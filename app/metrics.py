@@ -27,11 +27,12 @@ import shutil
 import sqlite3
 
 from flask import Blueprint, Response, current_app, request
-from prometheus_client import CollectorRegistry, Counter, Histogram, values
+from prometheus_client import CollectorRegistry, Counter, Histogram, mmap_dict, values
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
+from app import disk
 from app.auth import bearer_token
 from app.errors import ApiError, ErrorCode
 
@@ -66,15 +67,61 @@ MEDIA_TOOL_DURATION = Histogram("botsvc_media_tool_duration_seconds", "Runs of e
 _children: dict[tuple, object] = {}
 
 
+class _Uncounted:
+    """What a count goes to when the disk could not take its value's file."""
+
+    def inc(self, amount: float = 1) -> None:
+        pass
+
+    def observe(self, amount: float) -> None:
+        pass
+
+
 def _child(family, *labels: str):
     """``family.labels(*labels)``, kept: prometheus_client's lookup takes a
     lock and builds a key each time (4 us, measured); the label sets are
-    bounded, and so is this dict."""
+    bounded, and so is this dict. A new value needs room in its worker's
+    file: on a full disk it is not counted (tried again at the next count),
+    and the request goes on."""
     key = (family, *labels)
     child = _children.get(key)
     if child is None:
-        child = _children[key] = family.labels(*labels)
+        try:
+            child = _children[key] = family.labels(*labels)
+        except OSError as error:
+            if not disk.is_disk_full(error):
+                raise
+            return _Uncounted()
     return child
+
+
+class _AllocatedMmapedDict(mmap_dict.MmapedDict):
+    """prometheus_client's file of one worker's values, with its blocks
+    allocated before they are mapped. Its own file is sparse: on a full disk
+    the first write to a new page is a SIGBUS that kills the worker; allocated
+    first, the disk's refusal is an OSError (ENOSPC), and ``_child`` skips
+    the count."""
+
+    def __init__(self, filename, read_mode=False):
+        if not read_mode:
+            with open(filename, "a+b") as fh:
+                if os.fstat(fh.fileno()).st_size == 0:
+                    try:
+                        os.posix_fallocate(fh.fileno(), 0, mmap_dict._INITIAL_MMAP_SIZE)
+                    except OSError:
+                        os.unlink(filename)   # an empty file would break the scrape
+                        raise
+        super().__init__(filename, read_mode)
+
+    def _init_value(self, key):
+        encoded = key.encode("utf-8")
+        size = 4 + len(encoded) + (8 - (len(encoded) + 4) % 8) + 16   # as the parent packs it
+        capacity = self._capacity
+        while self._used + size > capacity:
+            capacity *= 2
+        if capacity != self._capacity:
+            os.posix_fallocate(self._f.fileno(), 0, capacity)
+        super()._init_value(key)
 
 
 def api_request(method: str, code: str, seconds: float) -> None:
@@ -142,6 +189,7 @@ def activate(counting: bool = True) -> None:
     (BOTSVC_METRICS=0) makes every counting function a no-op."""
     global _counting
     _counting = counting
+    values.MmapedDict = _AllocatedMmapedDict   # looked up when a value's file is opened
     if os.environ.get(MULTIPROC_ENV) and not getattr(values.ValueClass, "_multiprocess", False):
         values.ValueClass = values.MultiProcessValue()
 
@@ -181,7 +229,7 @@ class DatabaseCollector:
         yield GaugeMetricFamily("botsvc_db_size_bytes", "The SQLite database with its "
                                 "write-ahead log", value=size)
         yield GaugeMetricFamily("botsvc_disk_free_bytes", "Free bytes on the data dir's file "
-                                "system", value=shutil.disk_usage(self.data_dir).free)
+                                "system", value=disk.free_bytes(self.data_dir))
         yield from self.collect_jobs()
 
     def collect_jobs(self):

@@ -253,3 +253,19 @@ def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path, monkeypatch):
     nothing = run_cli(monkeypatch, tmp_path / "none", "backup", str(tmp_path / "x"))
     assert nothing.exit_code == 1 and "no installation" in str(nothing.exception)
     assert not (tmp_path / "none").exists() and not (tmp_path / "x").exists()
+
+
+def test_restore_fills_a_data_dir_holding_only_the_disk_reserve(tmp_path, monkeypatch):
+    from app.disk import RESERVE_NAME
+
+    data_dir, copy, target = tmp_path / "data", tmp_path / "copy", tmp_path / "target"
+    assert run_cli(monkeypatch, data_dir, "create-bot", "first_bot").exit_code == 0
+    assert run_cli(monkeypatch, data_dir, "backup", str(copy)).exit_code == 0
+    target.mkdir()
+    (target / RESERVE_NAME).write_bytes(b"\0" * 1024)   # what a start on this dir leaves
+    restored = run_cli(monkeypatch, target, "restore", str(copy))
+    assert restored.exit_code == 0, restored.output
+    assert (target / "botsvc.sqlite3").is_file() and (target / RESERVE_NAME).is_file()
+    (target / "stray").write_text("data")
+    refused = run_cli(monkeypatch, target, "restore", str(copy))
+    assert refused.exit_code == 1 and "is not empty" in str(refused.exception)

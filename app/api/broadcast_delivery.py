@@ -166,6 +166,8 @@ def deliver_one(conn: sqlite3.Connection, send: Sender,
             message = send(chat["chat_id"])
         return broadcasts.Outcome(chat["position"], message_id=message["message_id"])
     except ApiError as error:
+        if error.code == ErrorCode.STORAGE_FULL:
+            raise  # the disk, not the recipient: give the whole batch back, retry later
         return broadcasts.Outcome(chat["position"], error_code=error.code.value)
     except sqlite3.Error:
         raise  # the database itself: give the whole batch back, retry later

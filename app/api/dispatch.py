@@ -11,11 +11,11 @@ import time
 
 from flask import Blueprint, Response, current_app, g, request
 
+from app import disk, limits, logs, metrics
 from app import idempotency as idem
-from app import limits, logs, metrics
 from app.api.registry import METHODS, Call
 from app.auth import authenticate_bot, bearer_token, bot_disabled, unauthorized
-from app.body import parse_body
+from app.body import is_form_request, parse_body
 from app.catalogue import Method, validate_request
 from app.db import get_db, transaction
 from app.domain import faults
@@ -51,6 +51,9 @@ def call_method(name: str) -> Response:
         faults.intercept(conn, bot.id, name)   # DECISIONS §9: right after the token
     if bot.disabled:
         raise bot_disabled()
+    if method.file_fields and is_form_request(request):
+        # Before a byte of the body lands in the quarantine (DECISIONS §8).
+        disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
     body = parse_body(request, settings.upload_max_bytes)
     call = Call(conn, settings, bot, name, files=body.files)
     key = request.headers.get(idem.HEADER)
@@ -96,10 +99,31 @@ class Run:
         self.call, self.method, self.validated = call, method, validated
         self.key, self.fp, self.limits = key, fp, in_force
         self.conn = call.conn
+        # Whether the handler changed any row (None: it has not run): a request
+        # that wrote nothing may answer on a full disk (``single``).
+        self.handler_wrote: bool | None = None
 
     def single(self) -> Response:
         """Check, consume, execute and store in one write transaction."""
-        return self._checked(self._execute_and_store)
+        try:
+            return self._checked(self._execute_and_store)
+        except ApiError as error:
+            if error.code != ErrorCode.STORAGE_FULL or self.key or self.handler_wrote:
+                raise
+        return self._read_on_full_disk()
+
+    def _read_on_full_disk(self) -> Response:
+        """The disk could not take the rate's record, and the request writes
+        nothing else (no Idempotency-Key, a handler that changed no row): it is
+        a read, and answers. Its rate is checked against the stored state and
+        counted in this process (limits.consume_unrecorded). Should the handler
+        write after all, that is refused as STORAGE_FULL."""
+        with transaction(self.conn):
+            limits.consume_unrecorded(self.conn, self.call.bot.id, self.limits)
+            status, body, headers = self._execute_in_savepoint()
+            if self.handler_wrote:
+                raise disk.storage_full()
+        return json_response(status, body, headers)
 
     def claimed(self) -> Response:
         """Claim the key, run the slow part outside any transaction, then store."""
@@ -116,14 +140,34 @@ class Run:
                 self._store(200, body)
             return json_response(200, body)
         except ApiError as error:
-            with transaction(self.conn):
-                self._store(error.http_status, dumps(error.body()))
+            if error.code == ErrorCode.STORAGE_FULL:
+                self._release_claim()
+                raise
+            try:
+                with transaction(self.conn):
+                    self._store(error.http_status, dumps(error.body()))
+            except ApiError as failed:
+                if failed.code != ErrorCode.STORAGE_FULL:
+                    raise
+                self._release_claim()   # the answer could not be kept: nothing is
+                raise
             return error_response(error)
         except BaseException:
-            if self.key:
-                with transaction(self.conn):
-                    idem.release(self.conn, self.call.bot.id, self.key)
+            self._release_claim()
             raise
+
+    def _release_claim(self) -> None:
+        """Free the key after a failure; on a full disk, as soon as the disk
+        takes it (idempotency.release_later): a failed key is never stored."""
+        if not self.key:
+            return
+        try:
+            with transaction(self.conn):
+                idem.release(self.conn, self.call.bot.id, self.key)
+        except ApiError as error:
+            if error.code != ErrorCode.STORAGE_FULL:
+                raise
+            idem.release_later(self.call.bot.id, self.key)
 
     def _checked(self, then):
         """In one write transaction: replay a stored result, or take the rate and
@@ -164,11 +208,16 @@ class Run:
             error = self.validated
         else:
             self.call.params = self.validated
+            changes = self.conn.total_changes
             try:
                 with transaction(self.conn):  # a savepoint: a failure undoes only the handler
-                    return 200, ok_body(self.method.handler(self.call)), {}
+                    result = self.method.handler(self.call)
+                self.handler_wrote = self.conn.total_changes != changes
+                return 200, ok_body(result), {}
             except ApiError as raised:
                 error = raised
+                if error.code == ErrorCode.STORAGE_FULL:
+                    raise
         return error.http_status, dumps(error.body()), error.headers()
 
     def _store(self, status: int, body: str) -> None:

@@ -19,6 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from app import clock, owner
+from app.db import on_rollback
 from app.errors import ApiError, Reason, invalid, media_rejected
 from app.media import MediaConfig, ProcessedFile, process_upload
 from app.validation import FILE_ID
@@ -86,7 +87,7 @@ def discard(stored: StoredUpload | None) -> None:
 def discarded_on_error(stored: StoredUpload | None):
     """Around the code that records a stored upload: if it fails, its
     transaction rolls the row back and the bytes go too. (A failure of the
-    COMMIT itself leaves unreferenced bytes; ``sweep_leftovers`` takes them.)"""
+    COMMIT itself is covered by ``record_file``'s rollback hook.)"""
     try:
         yield
     except BaseException:
@@ -138,6 +139,8 @@ def record_file(conn: sqlite3.Connection, bot_id: int, stored: StoredUpload, quo
     p = stored.processed
     if used_bytes(conn, bot_id) + p.file_size > quota:
         raise quota_exceeded(field, quota)
+    # A COMMIT that fails (a full disk) takes the row back: the bytes go too.
+    on_rollback(conn, lambda: discard(stored))
     return conn.execute(
         "INSERT INTO files (file_id, bot_id, kind, mime_type, file_name, file_size, sha256,"
         " metadata, storage_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

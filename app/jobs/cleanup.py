@@ -9,7 +9,7 @@ import logging
 
 from flask import current_app
 
-from app import clock, idempotency
+from app import clock, disk, idempotency
 from app.db import checkpoint, transaction
 from app.domain import files, messages, updates, webhook_deliveries
 
@@ -49,6 +49,19 @@ def sweep_upload_leftovers(conn, settings) -> None:
     """Quarantine and work files whose upload is no longer under way."""
     files.sweep_leftovers(conn, settings.data_dir, current_app.config["MEDIA"].work_dir,
                           current_app.config["QUARANTINE_DIR"])
+
+
+def keep_disk_reserve(conn, settings) -> None:
+    """The reserve that lets a start on a full disk open the database comes
+    back once there is room (app/disk.py). A stat; no write unless missing."""
+    disk.keep_reserve(settings.data_dir, settings.min_free_bytes)
+
+
+def release_unreleased_claims(conn, settings) -> None:
+    """The Idempotency-Key claims this process could not release while the
+    disk was full, released once it takes the write (no query otherwise)."""
+    if idempotency.release_unreleased(conn):
+        log.info("released Idempotency-Key claims held while the disk was full")
 
 
 def recover_from_dead_processes(conn, settings) -> None:

@@ -20,6 +20,7 @@ import time
 
 from app import clock
 from app.db import transaction
+from app.errors import ApiError
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def _write(conn, sql: str, params: tuple) -> bool:
         with transaction(conn):
             conn.execute(sql, params)
         return True
-    except sqlite3.Error as error:
+    except (sqlite3.Error, ApiError) as error:   # ApiError: STORAGE_FULL
         log.debug("job record not written: %s", error)
         return False
 
@@ -49,7 +50,7 @@ def register(conn, names) -> None:
         with transaction(conn):
             conn.executemany("INSERT INTO job_runs (name, first_seen_at) VALUES (?, ?)"
                              " ON CONFLICT (name) DO NOTHING", [(name, now) for name in names])
-    except sqlite3.Error as error:
+    except (sqlite3.Error, ApiError) as error:   # ApiError: STORAGE_FULL
         log.warning("job records not registered: %s", error)
 
 

@@ -22,6 +22,12 @@ JOBS: tuple[Job, ...] = (
     Job("delete_old_history", 3600.0, cleanup.delete_old_history,
         "remove chat history past BOTSVC_HISTORY_RETENTION_DAYS", once_per_interval=True,
         wanted=lambda settings: settings.history_retention_days > 0),
+    Job("keep_disk_reserve", 30.0, cleanup.keep_disk_reserve,
+        "in every process: make the data dir's 1 MiB reserve again once there is room"
+        " (a start on a full disk gives it back to open the database)"),
+    Job("release_unreleased_claims", 2.0, cleanup.release_unreleased_claims,
+        "in every process: release the Idempotency-Key claims a full disk kept it from"
+        " releasing"),
     Job("recover_from_dead_processes", None, cleanup.recover_from_dead_processes,
         "at each process start: release the Idempotency-Key claims and remove the upload"
         " files of processes that died"),

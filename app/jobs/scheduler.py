@@ -10,17 +10,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from app import disk
 from app.db import connect
 from app.jobs import records
 from app.jobs.runner import Job, run_job
 
 log = logging.getLogger(__name__)
+DISK_FULL_LOG_INTERVAL_SECONDS = 60.0
 
 
 class Worker:
@@ -33,6 +36,7 @@ class Worker:
             from app.jobs.schedule import JOBS as jobs  # the list imports the domain
         self.app = app
         self.jobs = {job.name: job for job in jobs if job.seconds is not None}
+        self._disk_full_logged_at = -DISK_FULL_LOG_INTERVAL_SECONDS
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max(4, len(self.jobs) + 1))},
             # Two instances: one pass, and a tick or wake-up that arrives while
@@ -92,11 +96,23 @@ class Worker:
                         # this check or finds the job no longer running.
                         self._running.discard(name)
                         return
-        except Exception:
-            log.exception("background job %s failed; it runs again at its next tick", name)
+        except Exception as exc:
+            if disk.is_disk_full(exc, self.app.config["SETTINGS"].data_dir):
+                self._disk_full(name)
+            else:
+                log.exception("background job %s failed; it runs again at its next tick", name)
         finally:
             with self._lock:
                 self._running.discard(name)
+
+
+    def _disk_full(self, name: str) -> None:
+        """One line a minute while the disk is full, not a traceback a tick:
+        the job's work waits in the database and resumes with the space."""
+        now = time.monotonic()
+        if now - self._disk_full_logged_at >= DISK_FULL_LOG_INTERVAL_SECONDS:
+            self._disk_full_logged_at = now
+            log.warning("background job %s waits: the disk is full", name)
 
 
 _worker: Worker | None = None

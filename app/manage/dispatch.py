@@ -11,9 +11,9 @@ import sqlite3
 from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema
 
-from app import clock
+from app import clock, disk
 from app.auth import bearer_token, check_admin_token
-from app.body import RequestBody, parse_body
+from app.body import RequestBody, is_form_request, parse_body
 from app.catalogue import Catalogue, Method, validate_request
 from app.db import get_db
 from app.envelope import json_response, ok_body
@@ -60,5 +60,7 @@ def call_operator_method(name: str) -> Response:
     if not check_admin_token(bearer_token(request.headers.get("Authorization")),
                              settings.admin_token):
         raise ApiError(ErrorCode.UNAUTHORIZED, "Missing or invalid admin token")
+    if method.file_fields and is_form_request(request):
+        disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
     body = parse_body(request, settings.upload_max_bytes)
     return json_response(200, ok_body(execute(method, get_db(), body)))

@@ -10,6 +10,7 @@ next to it for the caller.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -18,8 +19,8 @@ import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
-from app import owner
-from app.errors import Reason, media_rejected
+from app import disk, owner
+from app.errors import ApiError, ErrorCode, Reason, media_rejected
 
 from . import av, detect, images, names, polyglot, scanner, text
 from .config import MediaConfig
@@ -103,32 +104,57 @@ def process_upload(
     os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
     # Names carry this process (app/owner.py): what a killed process leaves
     # here is removed at the next start.
-    job = tempfile.mkdtemp(prefix=owner.file_prefix("job"), dir=config.work_dir)
     try:
-        staged = _stage_input(src_path, job)
-        detect.check_content(info, name.ext, detect.sniff(staged), field)
-        polyglot.check_single_format(staged, info.format, field)
-        scanner.scan(config, job, _IN, field)
-        out = _normalize(info, name.ext, job, config, field)
-        scanner.scan(config, job, os.path.basename(out.path), field)
-        final = os.path.join(config.work_dir,
-                             f"{owner.file_prefix('out')}{secrets.token_hex(16)}.{out.ext}")
+        job = tempfile.mkdtemp(prefix=owner.file_prefix("job"), dir=config.work_dir)
+    except OSError as exc:
+        _raise_full_disk_instead(exc, config)
+        raise
+    try:
+        return _process_in(job, src_path, name, info, config, field)
+    except (ApiError, OSError) as exc:
+        # Checked before the job dir goes: its partial output is what filled it.
+        _raise_full_disk_instead(exc, config)
+        raise
+    finally:
+        shutil.rmtree(job, ignore_errors=True)
+
+
+def _raise_full_disk_instead(exc: BaseException, config: MediaConfig) -> None:
+    """STORAGE_FULL for a write the disk refused: an OSError ENOSPC (staging,
+    copying), or a tool's failure (a converter cannot say why it stopped)
+    while the work dir's disk is full. Returns for any other failure."""
+    tool_failure = isinstance(exc, ApiError) and (
+        exc.code == ErrorCode.DEPENDENCY_UNAVAILABLE
+        or exc.parameters.get("reason") == Reason.CORRUPT_FILE)
+    if disk.is_full_oserror(exc) or (tool_failure and disk.nearly_full(config.work_dir)):
+        raise disk.storage_full() from exc
+
+
+def _process_in(job: str, src_path: str, name, info: detect.Extension, config: MediaConfig,
+                field: str) -> ProcessedFile:
+    staged = _stage_input(src_path, job)
+    detect.check_content(info, name.ext, detect.sniff(staged), field)
+    polyglot.check_single_format(staged, info.format, field)
+    scanner.scan(config, job, _IN, field)
+    out = _normalize(info, name.ext, job, config, field)
+    scanner.scan(config, job, os.path.basename(out.path), field)
+    final = os.path.join(config.work_dir,
+                         f"{owner.file_prefix('out')}{secrets.token_hex(16)}.{out.ext}")
+    try:
         if out.path == staged:
             shutil.copyfile(staged, final)  # never hand out a link to the quarantined original
         else:
             os.replace(out.path, final)
-        try:
-            return ProcessedFile(
-                path=final,
-                kind=out.kind,
-                mime_type=out.mime,
-                file_name=names.display_name(name, out.ext),
-                file_size=os.path.getsize(final),
-                sha256=_sha256(final),
-                metadata=out.metadata,
-            )
-        except BaseException:
-            os.unlink(final)
-            raise
-    finally:
-        shutil.rmtree(job, ignore_errors=True)
+        return ProcessedFile(
+            path=final,
+            kind=out.kind,
+            mime_type=out.mime,
+            file_name=names.display_name(name, out.ext),
+            file_size=os.path.getsize(final),
+            sha256=_sha256(final),
+            metadata=out.metadata,
+        )
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(final)   # a copy cut short by a full disk leaves nothing
+        raise

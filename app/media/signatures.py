@@ -9,6 +9,7 @@ leave it unset to use the system's).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 SIGNATURE_NAME = "Eicar-Test-Signature"
@@ -32,8 +33,19 @@ def build_test_signature_db(dest_dir: str) -> str:
     os.makedirs(dest_dir, mode=0o755, exist_ok=True)
     line = f"{SIGNATURE_NAME}:0:0:{eicar_bytes().hex()}\n"
     path = os.path.join(dest_dir, DB_FILE)
+    try:
+        with open(path, encoding="ascii") as fh:
+            if fh.read() == line:
+                return dest_dir   # already there: a start writes nothing (a full disk starts)
+    except (OSError, UnicodeError):
+        pass
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="ascii") as fh:
-        fh.write(line)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(line)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)   # never a 0-byte temp file left behind (ENOSPC)
+        raise
     return dest_dir

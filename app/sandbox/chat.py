@@ -18,11 +18,13 @@ import sqlite3
 
 from flask import Response, request
 
-from app.body import parse_body
+from app import disk
+from app.body import is_form_request, parse_body
 from app.db import get_db
 from app.domain import files
 from app.download import file_not_found, file_response
 from app.errors import ApiError, ErrorCode
+from app.manage.dispatch import OPERATOR_METHODS
 from app.sandbox import bp, calls, json_ok, settings
 from app.sandbox.overview import membership
 
@@ -57,6 +59,8 @@ def chat_state(user_id: int, bot_id: int) -> Response:
 def call(name: str) -> Response:
     if not calls.is_callable(name):
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
+    if OPERATOR_METHODS[name].file_fields and is_form_request(request):
+        disk.check_room_for_upload(settings().data_dir, settings().min_free_bytes)
     return json_ok(calls.run(name, parse_body(request, settings().upload_max_bytes)))
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from app import clock
 from app.db import transaction
+from app.errors import ApiError, ErrorCode
 
 COOKIE = "botsvc_sandbox"
 # Idle sessions end after this long; a session is at most this old however busy.
@@ -72,9 +73,15 @@ def find_session(conn: sqlite3.Connection, session_id: str | None,
         close_session(conn, session_id)
         return None
     if row["last_seen_at"] < at - TOUCH_EVERY_SECONDS:
-        with transaction(conn):
-            conn.execute("UPDATE sandbox_sessions SET last_seen_at = ? WHERE id_hash = ?",
-                         (at, id_hash))
+        try:
+            with transaction(conn):
+                conn.execute("UPDATE sandbox_sessions SET last_seen_at = ? WHERE id_hash = ?",
+                             (at, id_hash))
+        except ApiError as error:
+            # A full disk: the pages still show (reads go on); the session
+            # just counts as idle since its last recorded visit.
+            if error.code != ErrorCode.STORAGE_FULL:
+                raise
     return Session(id_hash, row["csrf_token"])
 
 

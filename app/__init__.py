@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
     settings = settings or Settings.from_env()
     metrics.activate(counting=settings.metrics_enabled)
+    metrics.reserve_value_files()
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings

@@ -194,6 +194,18 @@ def activate(counting: bool = True) -> None:
         values.ValueClass = values.MultiProcessValue()
 
 
+def reserve_value_files() -> None:
+    """This worker's value files, made with their blocks allocated when it
+    starts rather than at its first count: a worker that has counted nothing
+    yet when the disk fills still counts, up to its files' first size."""
+    if not (_counting and _multiprocess()):
+        return
+    for kind in ("counter", "histogram"):   # the kinds of the families above
+        path = os.path.join(os.environ[MULTIPROC_ENV], f"{kind}_{os.getpid()}.db")
+        with contextlib.suppress(OSError):   # no room now: made at the first count
+            _AllocatedMmapedDict(path).close()
+
+
 def worker_exited(pid: int) -> None:
     """gunicorn's ``child_exit``: the dead worker's live gauges are dropped
     (its counters stay: what it counted happened)."""

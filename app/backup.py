@@ -32,10 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app import clock, disk
-from app.config import Settings
+from app.config import DATABASE_FILE, Settings
 from app.domain.files import STORAGE_NAME, files_dir, storage_path
 
-DATABASE = "botsvc.sqlite3"
 SECRET_KEY = "secret_key"
 MANIFEST = "backup.json"
 FORMAT = 1
@@ -99,7 +98,7 @@ def backup(settings: Settings, dest: str, say: Callable[[str], None]) -> Summary
 def _backup_into(settings: Settings, dest: str, progress: Progress, started: float) -> Summary:
     source = settings.db_path
     progress(f"copying the database ({_size(os.path.getsize(source))})", force=True)
-    copy = os.path.join(dest, DATABASE)
+    copy = os.path.join(dest, DATABASE_FILE)
     with contextlib.closing(sqlite3.connect(source, timeout=15)) as live:
         live.execute("VACUUM INTO ?", (copy,))   # one read transaction: a snapshot
     os.chmod(copy, 0o600)
@@ -133,7 +132,7 @@ def restore(settings: Settings, src: str, say: Callable[[str], None]) -> Summary
     try:
         progress(f"copying the database ({_size(manifest['database_bytes'])})", force=True)
         target = settings.db_path
-        shutil.copyfile(os.path.join(src, DATABASE), target)
+        shutil.copyfile(os.path.join(src, DATABASE_FILE), target)
         os.chmod(target, 0o600)
         _fsync(target)
         schema, rows = _check_database(target)
@@ -159,7 +158,7 @@ def _read_manifest(src: str) -> dict:
         raise BackupError(f"{src} is not a botsvc backup (no readable {MANIFEST})") from None
     if manifest.get("format") != FORMAT:
         raise BackupError(f"{src} is a backup in a format this botsvc does not know")
-    for name in (DATABASE, SECRET_KEY):
+    for name in (DATABASE_FILE, SECRET_KEY):
         if not os.path.isfile(os.path.join(src, name)):
             raise BackupError(f"{src} is incomplete: {name} is missing")
     return manifest

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
+DATABASE_FILE = "botsvc.sqlite3"   # in the data dir (and in a backup)
 UPLOAD_HARD_CEILING = 100 * 1024 * 1024
 JSON_BODY_LIMIT = 1024 * 1024
 GIB = 1024 * 1024 * 1024
@@ -186,7 +187,7 @@ class Settings:
 
     @property
     def db_path(self) -> str:
-        return os.path.join(self.data_dir, "botsvc.sqlite3")
+        return os.path.join(self.data_dir, DATABASE_FILE)
 
     @classmethod
     def from_env(cls, env: dict | None = None, *, secret: bool = True,

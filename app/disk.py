@@ -65,6 +65,10 @@ def is_full_oserror(exc: BaseException) -> bool:
 
 def is_full_sqlite_error(exc: BaseException, db_path: str | None) -> bool:
     """SQLITE_FULL; or SQLITE_IOERR while the database's disk is (nearly) full."""
+    return _is_full_sqlite(exc, os.path.dirname(db_path) if db_path else None)
+
+
+def _is_full_sqlite(exc: BaseException, directory: str | None) -> bool:
     if not isinstance(exc, sqlite3.Error):
         return False
     code = getattr(exc, "sqlite_errorcode", None)
@@ -77,7 +81,7 @@ def is_full_sqlite_error(exc: BaseException, db_path: str | None) -> bool:
         ioerr = code & 0xFF == _SQLITE_IOERR
     if full:
         return True
-    return ioerr and db_path is not None and nearly_full(os.path.dirname(db_path))
+    return ioerr and directory is not None and nearly_full(directory)
 
 
 def is_disk_full(exc: BaseException, data_dir: str | None = None) -> bool:
@@ -86,8 +90,7 @@ def is_disk_full(exc: BaseException, data_dir: str | None = None) -> bool:
         return exc.code == ErrorCode.STORAGE_FULL
     if is_full_oserror(exc):
         return True
-    db_path = os.path.join(data_dir, "botsvc.sqlite3") if data_dir else None
-    return is_full_sqlite_error(exc, db_path)
+    return _is_full_sqlite(exc, data_dir)
 
 
 # -- starting on a full disk ----------------------------------------------------

@@ -79,17 +79,23 @@ def test_readyz_is_ready_when_every_check_passes(client):
         "database": "ok", "media": "ok", "disk": "ok"}}}
 
 
+def readyz_probing_the_tools_now(client):
+    """/readyz with the media tools run now (not a cached answer), and no
+    answer left cached for the next test."""
+    health.forget_media_results()
+    try:
+        return client.get("/readyz")
+    finally:
+        health.forget_media_results()
+
+
 def test_a_missing_media_tool_only_degrades(client, tmp_path, monkeypatch):
     tools = tmp_path / "tools-without-ffmpeg"
     tools.mkdir()
     for name in ("ffprobe", "clamscan"):
         os.symlink(shutil.which(name), tools / name)
     monkeypatch.setenv("PATH", str(tools))
-    health.forget_media_results()
-    try:
-        response = client.get("/readyz")
-    finally:
-        health.forget_media_results()
+    response = readyz_probing_the_tools_now(client)
     assert response.status_code == 200
     assert response.get_json()["result"] == {"status": "degraded", "checks": {
         "database": "ok", "media": "ffmpeg_unavailable", "disk": "ok"}}
@@ -97,11 +103,7 @@ def test_a_missing_media_tool_only_degrades(client, tmp_path, monkeypatch):
 
 def test_a_scanner_without_signatures_only_degrades(make_app, tmp_path):
     client = make_app(clamav_db=str(tmp_path)).test_client()   # an empty directory
-    health.forget_media_results()
-    try:
-        response = client.get("/readyz")
-    finally:
-        health.forget_media_results()
+    response = readyz_probing_the_tools_now(client)
     assert response.status_code == 200
     assert response.get_json()["result"]["checks"]["media"] == "clamav_no_signatures"
 

@@ -10,7 +10,7 @@ import logging
 from flask import current_app
 
 from app import clock, disk, idempotency
-from app.db import checkpoint, transaction
+from app.db import checkpoint, checkpoint_passive, transaction
 from app.domain import files, messages, updates, webhook_deliveries
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,11 @@ def delete_expired_records(conn, settings) -> None:
         log.info("clean-up removed %d expired updates, %d idempotency keys and %d webhook"
                  " delivery records", dropped, keys, records)
     checkpoint(conn)
+
+
+def checkpoint_wal(conn, settings) -> None:
+    """Commits leave the WAL to this job (app/db.py: wal_autocheckpoint off)."""
+    checkpoint_passive(conn)
 
 
 def delete_old_history(conn, settings) -> None:

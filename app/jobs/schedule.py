@@ -16,6 +16,9 @@ JOBS: tuple[Job, ...] = (
     Job("delete_expired_records", 60.0, cleanup.delete_expired_records,
         "drop updates, idempotency keys and webhook delivery records past 24 hours;"
         " checkpoint the WAL", once_per_interval=True),
+    Job("checkpoint_wal", 1.0, cleanup.checkpoint_wal,
+        "in every process: copy the WAL into the database, outside the write lock"
+        " (no commit does: app/db.py)"),
     Job("sweep_upload_leftovers", 600.0, cleanup.sweep_upload_leftovers,
         "remove quarantine and work files of uploads no longer under way",
         once_per_interval=True),

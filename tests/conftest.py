@@ -13,9 +13,8 @@ import pytest
 from app import create_app
 from app.config import Settings
 from app.db import connect
-
-from conformance import ConformingClient
-from contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
+from tests.support.conformance import ConformingClient
+from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
 
 pytest_plugins = ["pytester"]   # the testing kit's plugin is tested with it
 _names = itertools.count(1)

@@ -9,9 +9,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from app.domain import file_links
-
-from contract import assert_failure, assert_invalid
-from media_files import multipart
+from tests.support.contract import assert_failure, assert_invalid
+from tests.support.media_files import multipart
 
 TEXT = ("".join(f"line {n:04d} of a plain text document\n" for n in range(100))).encode()
 SIZE = len(TEXT)

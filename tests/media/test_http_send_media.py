@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.jobs import run_job
-
-from contract import assert_failure, assert_invalid
-from media_files import KIND_OF, Storage, bot_on, multipart
+from tests.support.contract import assert_failure, assert_invalid
+from tests.support.media_files import KIND_OF, Storage, bot_on, multipart
 
 # method -> (media field and message type, a sample of the right kind)
 METHODS = {

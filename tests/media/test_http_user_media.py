@@ -12,9 +12,8 @@ import pytest
 
 from app import create_app
 from app.config import Settings
-
-from contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
-from media_files import KIND_OF
+from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
+from tests.support.media_files import KIND_OF
 
 BOTSVC = str(Path(sys.executable).parent / "botsvc")
 

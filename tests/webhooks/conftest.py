@@ -16,7 +16,7 @@ import urllib3.util.connection
 
 from app.jobs import run_job
 from app.webhooks import delivery
-from webhooks.support import HOST, SECRET, Receiver, answer
+from tests.webhooks.support import HOST, SECRET, Receiver, answer
 
 HOOK_HOST = "hooks.example.test"
 

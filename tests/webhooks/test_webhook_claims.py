@@ -15,7 +15,7 @@ from app.jobs import scheduler
 from app.jobs.delivery import deliver_due_webhooks
 from app.jobs.runner import Job
 from app.webhooks import delivery
-from webhooks.support import HOST, SECRET, hold, received_ids, statuses
+from tests.webhooks.support import HOST, SECRET, hold, received_ids, statuses
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from tests.support.server_process import ROOT, running_server
+from tests.webhooks.support import Receiver, statuses
 
 PARTS: dict = {}
 NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
@@ -166,7 +167,6 @@ def bench_webhook(tmp: Path, messages: int = 300, backlog: int = 400, bots: int 
     """Webhook delivery to a local HTTPS receiver beside polling, in one run."""
     import requests
     import trustme
-    from webhooks.support import Receiver, statuses
 
     ca = trustme.CA()
     ca_file = tmp / "ca.pem"

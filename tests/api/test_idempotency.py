@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tests.support.contract import BotClient, assert_failure, assert_invalid
+from tests.support.contract import BotClient, Operator, assert_failure, assert_invalid
 
 REPLAYED = "Idempotent-Replayed"
 
@@ -164,7 +164,6 @@ def test_replays_consume_no_rate(make_app, clock):
 
 
 def _bot_with_chat(app):
-    from contract import Operator
     client = app.test_client()
     operator = Operator(client)
     created = operator("createBot", username="limited_bot")

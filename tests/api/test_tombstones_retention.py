@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from app.db import connect, migrate, migration_files
+from app.db import connect
 from app.domain import messages
 from app.jobs import run_job
-from tests.support.contract import assert_failure
+from app.migrations import migrate, migration_files
+from tests.support.contract import BotClient, Operator, assert_failure
 
 DAY = 86400
 KEYBOARD = {"inline_keyboard": [[{"text": "Yes", "callback_data": "yes"}]]}
@@ -109,8 +110,6 @@ def kept_30_days(make_app):
 
 
 def _bot_and_chat(app):
-    from contract import BotClient, Operator
-
     operator = Operator(app.test_client())
     created = operator("createBot", username="history_bot")
     bot = BotClient(operator.client, created["bot"], created["token"])

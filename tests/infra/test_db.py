@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from app.db import BUSY_TIMEOUT_MS, after_commit, connect, migrate, migration_files, transaction
+from app.db import BUSY_TIMEOUT_MS, connect, transaction
+from app.migrations import migrate, migration_files
 from tests.support.paths import REPO
 
 ROOT = str(REPO)
@@ -82,17 +83,17 @@ def test_after_commit_runs_only_after_commit(tmp_path):
     conn = connect(path)
     calls = []
     with transaction(conn):
-        after_commit(conn, lambda: calls.append("committed"))
+        conn.after_commit(lambda: calls.append("committed"))
         assert calls == []
     assert calls == ["committed"]
     with pytest.raises(KeyError):
         with transaction(conn):
-            after_commit(conn, lambda: calls.append("rolled back"))
+            conn.after_commit(lambda: calls.append("rolled back"))
             raise KeyError
     with transaction(conn):
         pass
     assert calls == ["committed"]
-    after_commit(conn, lambda: calls.append("now"))
+    conn.after_commit(lambda: calls.append("now"))
     assert calls == ["committed", "now"]
 
 
@@ -236,8 +237,8 @@ def test_gunicorn_does_not_preload_the_app():
 
 
 def test_create_app_migrates_and_keeps_a_secret(tmp_path):
-    from app import create_app
     from app.config import Settings
+    from app.factory import create_app
     data_dir = tmp_path / "fresh"
     create_app(Settings.from_env({"BOTSVC_DATA_DIR": str(data_dir)}))
     conn = connect(str(data_dir / "botsvc.sqlite3"))

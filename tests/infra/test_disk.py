@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app import db, disk, limits
+from app import db, disk, limits, migrations
 from app.config import load_or_create_secret
 from app.errors import ApiError, ErrorCode, RateLimited
 from app.media.signatures import DB_FILE, build_test_signature_db
@@ -94,8 +94,8 @@ def test_a_commit_the_disk_refuses_is_storage_full_rolled_back_whole(tmpfs):
     with pytest.raises(ApiError) as refused:
         with db.transaction(conn):
             conn.execute("INSERT INTO t VALUES (zeroblob(100000))")
-            db.on_rollback(conn, lambda: undone.append(True))
-            db.after_commit(conn, lambda: announced.append(True))
+            conn.on_rollback(lambda: undone.append(True))
+            conn.after_commit(lambda: announced.append(True))
     assert refused.value.code == ErrorCode.STORAGE_FULL
     assert isinstance(refused.value.__cause__, sqlite3.Error)
     assert not conn.in_transaction and undone == [True] and announced == []
@@ -224,10 +224,10 @@ def test_a_rolled_back_savepoint_runs_its_own_hooks_only(tmp_path):
     conn.execute("CREATE TABLE t (v INTEGER)")
     ran = []
     with db.transaction(conn):
-        db.on_rollback(conn, lambda: ran.append("outer"))
+        conn.on_rollback(lambda: ran.append("outer"))
         with pytest.raises(ValueError), db.transaction(conn):
             conn.execute("INSERT INTO t VALUES (1)")
-            db.on_rollback(conn, lambda: ran.append("inner"))
+            conn.on_rollback(lambda: ran.append("inner"))
             raise ValueError("undo the savepoint")
         assert ran == ["inner"]
     assert ran == ["inner"]                 # committed: the outer hook is dropped
@@ -240,7 +240,7 @@ def test_a_rolled_back_savepoint_runs_its_own_hooks_only(tmp_path):
 def test_a_claim_whose_release_the_disk_refused_is_freed_later(tmp_path):
     from app import idempotency as idem
     path = str(tmp_path / "k.sqlite3")
-    db.migrate(path)
+    migrations.migrate(path)
     conn = db.connect(path)
     with db.transaction(conn):
         conn.execute("INSERT INTO bots (id, username, display_name, token_hash, created_at)"

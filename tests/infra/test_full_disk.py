@@ -18,6 +18,8 @@ import requests
 from tests.support.server_process import ServerProcess
 from tests.support.small_disk import fill, small_tmpfs
 
+pytestmark = pytest.mark.server
+
 DEFAULT_RATES = {"BOTSVC_RATE_API_PER_SEC": "60", "BOTSVC_RATE_SENDS_PER_SEC": "20",
                  "BOTSVC_RATE_UPLOADS_PER_MIN": "10", "BOTSVC_RATE_BROADCASTS_PER_MIN": "10"}
 MIN_FREE = 64 * 1024

@@ -11,9 +11,8 @@ import time
 import pytest
 
 from app import clock
-from app.jobs import records, run_job, scheduler
+from app.jobs import Job, actions, records, run_job, scheduler
 from app.jobs.health import job_health, stuck_after
-from app.jobs.runner import Job
 from app.jobs.schedule import JOBS
 from tests.support.paths import REPO
 
@@ -51,8 +50,11 @@ def test_the_list_is_what_the_scheduler_runs(app):
             "recover_from_dead_processes"} <= set(names)
 
 
-def test_every_entry_point_lives_in_the_jobs_package_and_nothing_else_schedules():
-    assert all(job.run.__module__.startswith("app.jobs.") for job in JOBS)
+def test_every_listed_job_has_one_action_where_its_work_lives_and_nothing_else_schedules(app):
+    owners = {job.name: actions.action_for(job.name).__module__ for job in JOBS}
+    assert owners == {name: ("app.api.broadcast_delivery" if name == "deliver_due_broadcasts"
+                             else "app.webhooks.delivery" if name == "deliver_due_webhooks"
+                             else "app.maintenance") for name in owners}
     outside = [path for path in APP_DIR.rglob("*.py")
                if re.search(r"^\s*(from|import) apscheduler", path.read_text(), re.MULTILINE)
                and path.parent.name != "jobs"]
@@ -72,7 +74,7 @@ def test_a_pass_is_recorded_and_a_failure_by_its_class_only(app, db, clock):
         if len(calls) == 1:
             raise SecretLeak("token 1:abcdef at /srv/private/path")
 
-    job = Job("flaky", 60.0, flaky)
+    job = Job("flaky", 60.0, run=flaky)
     with pytest.raises(SecretLeak):
         run_job(app, job)
     failed = dict(record(db, "flaky"))
@@ -99,7 +101,7 @@ def test_the_scheduler_goes_on_after_a_failing_pass(app, db):
         with lock:
             runs["steady"] += 1
 
-    started = scheduler.Worker(app, [Job("failing", 60.0, failing), Job("steady", 60.0, steady)])
+    started = scheduler.Worker(app, [Job("failing", 60.0, run=failing), Job("steady", 60.0, run=steady)])
     started.start()
     try:
         wait_until(lambda: runs["failing"] == 1 and runs["steady"] == 1)
@@ -116,7 +118,7 @@ def test_the_scheduler_goes_on_after_a_failing_pass(app, db):
 
 
 def test_fast_jobs_record_a_success_at_most_every_few_seconds(app, db, clock):
-    job = Job("fast", 0.5, lambda conn, settings: None)
+    job = Job("fast", 0.5, run=lambda conn, settings: None)
     run_job(app, job)
     first = record(db, "fast")["last_success_at"]
     clock.advance(1)
@@ -153,7 +155,7 @@ def test_a_record_that_cannot_be_written_does_not_stop_the_job(app, db, monkeypa
     ran = []
     db.execute("DROP TABLE job_runs")   # every record write now fails
     monkeypatch.setattr(records, "RECORD_EVERY_SECONDS", 0.0)
-    run_job(app, Job("unrecorded", 60.0, lambda conn, settings: ran.append(1)))
+    run_job(app, Job("unrecorded", 60.0, run=lambda conn, settings: ran.append(1)))
     assert ran == [1]
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app.db import DatabaseNewerThanCode, connect, migrate, migration_files
+from app.db import connect
+from app.migrations import DatabaseNewerThanCode, migrate, migration_files
 from tests.support.server_process import REPO, free_port
 
 ROOT = str(REPO)

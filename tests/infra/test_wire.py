@@ -16,6 +16,8 @@ import requests
 
 from tests.support.server_process import running_server
 
+pytestmark = pytest.mark.server
+
 UPLOAD_MAX = 256 * 1024
 MiB = 1024 * 1024
 _names = itertools.count(1)

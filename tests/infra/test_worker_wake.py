@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from app.jobs import scheduler
-from app.jobs.runner import Job
+from app.jobs import Job, scheduler
 
 
 @pytest.fixture
@@ -30,7 +29,7 @@ def probe(app, monkeypatch):
         with lock:
             state["running"] -= 1
 
-    started = scheduler.Worker(app, [Job("probe", 60.0, run)])
+    started = scheduler.Worker(app, [Job("probe", 60.0, run=run)])
     started.start()
     yield started, state, release
     release.set()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app import create_app
 from app.config import Settings
+from app.factory import create_app
 from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
 from tests.support.media_files import KIND_OF
 

@@ -15,6 +15,7 @@ from tests.support.server_process import running_server
 
 
 @pytest.mark.server
+@pytest.mark.browser
 def test_the_docs_page_renders_everything_and_nothing_is_refused(tmp_path):
     chromium = shutil.which("chromium")
     assert chromium, "scripts/bootstrap installs Debian's chromium"

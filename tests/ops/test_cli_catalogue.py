@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from app import create_app
 from app.cli import OPERATOR_COMMANDS
 from app.config import Settings
+from app.factory import create_app
 from app.manage.dispatch import OPERATOR_METHODS
 from tests.support.contract import ADMIN_TOKEN, Operator
 from tests.support.paths import REPO

@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app import health, metrics
-from app.jobs.runner import run_job
-from tests.support.contract import ADMIN_TOKEN, assert_failure
+from app import metrics
+from app.jobs import run_job
+from app.routes import health
+from tests.support.conformance import document
+from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_failure
 
 METRICS_TOKEN = "metrics-token-for-tests"
 FAMILIES = {  # DECISIONS §8: every family and its labels
@@ -239,8 +241,6 @@ def test_no_label_holds_a_token_a_chat_id_a_file_id_or_user_text(client, bot, ch
 
 
 def test_rate_limit_refusals_are_counted_by_bucket(make_app):
-    from contract import BotClient, Operator
-
     client = make_app(rate_api_per_sec=1).test_client()
     created = Operator(client)("createBot", username="limited_bot")
     bot = BotClient(client, created["bot"], created["token"])
@@ -322,8 +322,6 @@ def test_every_route_replaces_a_missing_or_malformed_request_id(client, verb, pa
 
 
 def test_the_document_names_the_request_id_on_every_answer():
-    from conformance import document
-
     for path, operations in document(True)["paths"].items():
         for verb, operation in operations.items():
             for status, answer in operation["responses"].items():
@@ -331,8 +329,6 @@ def test_the_document_names_the_request_id_on_every_answer():
 
 
 def test_with_metrics_off_nothing_is_counted_and_the_route_is_gone(make_app):
-    from contract import BotClient, Operator
-
     client = make_app(metrics_enabled=False, metrics_token=METRICS_TOKEN).test_client()
     created = Operator(client)("createBot", username="uncounted_bot")
     bot = BotClient(client, created["bot"], created["token"])

@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from app.testkit.server import free_port, stop_process_group
 from tests.support.server_process import REPO
 
@@ -64,6 +66,7 @@ def json_values(text: str) -> list:
 MISTAKES = ["{}", '{"offset": 0, "note": "a=b"}']
 
 
+@pytest.mark.server
 def test_the_quick_start_runs_as_written_and_its_warning_holds(tmp_path):
     done = run_quick_start(tmp_path, "".join(
         f"\ncurl -s -H \"Authorization: Bearer $TOKEN\" -d '{body}' "

@@ -95,6 +95,7 @@ def test_the_botsvc_command_refuses_a_bad_value(tmp_path, name, value, words):
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(("name", "value", "words"), START_CASES)
 def test_gunicorn_refuses_a_bad_value(tmp_path, name, value, words):
     done = subprocess.run([str(BIN / "gunicorn"), "-c", str(REPO / "app" / "gunicorn_conf.py"),
@@ -104,6 +105,7 @@ def test_gunicorn_refuses_a_bad_value(tmp_path, name, value, words):
     one_line_refusal(done, name, words)
 
 
+@pytest.mark.server
 @pytest.mark.parametrize(("name", "value", "words"), START_CASES)
 def test_scripts_server_refuses_a_bad_value(tmp_path, name, value, words):
     done = subprocess.run([str(REPO / "scripts" / "server")], env=start_env(tmp_path, name, value),

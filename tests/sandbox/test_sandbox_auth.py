@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app import create_app
 from app.config import Settings
+from app.factory import create_app
 from app.sandbox import throttle
 from tests.sandbox.sandbox_client import FORM_TOKEN, Person
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, assert_failure

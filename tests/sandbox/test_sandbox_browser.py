@@ -29,7 +29,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.support.media_files import Samples
 from tests.support.server_process import REPO, running_server
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

@@ -12,6 +12,7 @@ import pikepdf
 from PIL import Image
 
 from app.media.signatures import eicar_bytes
+from tests.support.contract import BotClient, Operator
 
 SRC = ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i",
        "sine=f=440:r=48000"]
@@ -89,7 +90,6 @@ KIND_OF = {"photo.jpg": "photo", "photo.png": "photo", "photo.webp": "photo",
 
 class Samples:
     """``samples["video.mp4"]`` -> bytes, each made once into ``directory``."""
-
     def __init__(self, directory: Path):
         self.directory = directory
         self.made: dict[str, bytes] = {}
@@ -125,7 +125,6 @@ def multipart(bot, method: str, files: dict[str, tuple[bytes, str] | tuple[bytes
 
 class Storage:
     """What an upload left on disk and in the database, for 'nothing stored'."""
-
     def __init__(self, app):
         self.settings = app.config["SETTINGS"]
         self.data_dir = Path(self.settings.data_dir)
@@ -160,8 +159,6 @@ class Storage:
 
 def bot_on(app, username: str = "media_bot"):
     """A bot on ``app`` (for tests that need their own settings)."""
-    from contract import BotClient, Operator
-
     operator = Operator(app.test_client())
     created = operator("createBot", username=username)
     return BotClient(operator.client, created["bot"], created["token"])

@@ -20,11 +20,11 @@ from flask import Blueprint, Response, current_app
 
 from app import disk
 from app.config import Settings
-from app.db import migration_files
 from app.envelope import error_response, json_response, ok_body
 from app.errors import ApiError, ErrorCode
-from app.media import MediaConfig
+from app.media import MediaConfig, scanner
 from app.media.runner import run_tool
+from app.migrations import migration_files
 
 OK = "ok"
 # Longer than the readiness probe of any orchestrator would wait for its
@@ -130,7 +130,6 @@ def _probe_media(media: MediaConfig) -> str:
             if result.returncode != 0:
                 return f"{dependency}_unavailable"
         if media.clamd_socket:
-            from app.media import scanner
             scanner.ping_clamd(media)
         elif not _has_signatures(media.clamav_db or SYSTEM_SIGNATURES):
             return "clamav_no_signatures"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
@@ -14,20 +13,19 @@ from app.cli import OPERATOR_COMMANDS
 from app.config import Settings
 from app.factory import create_app
 from app.manage.dispatch import OPERATOR_METHODS
+from tests.support.cli import Done
+from tests.support.cli import botsvc as run_botsvc
 from tests.support.contract import ADMIN_TOKEN, Operator
 from tests.support.paths import REPO
 
 ROOT = str(REPO)
-BOTSVC = os.path.join(ROOT, ".venv", "bin", "botsvc")
 
 
-def botsvc(data_dir, *args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "BOTSVC_DATA_DIR": str(data_dir)}
-    env.pop("BOTSVC_ADMIN_TOKEN", None)
-    return subprocess.run([BOTSVC, *args], env=env, capture_output=True, text=True, timeout=60)
+def botsvc(data_dir, *args) -> Done:
+    return run_botsvc(*args, env={"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_ADMIN_TOKEN": None})
 
 
-def failure(done: subprocess.CompletedProcess) -> dict:
+def failure(done: Done) -> dict:
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert done.stdout == ""
     return json.loads(done.stderr.strip().splitlines()[-1])

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from tests.support.cli import botsvc
 from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
 from tests.support.paths import REPO
 
@@ -182,9 +183,7 @@ def test_operator_envelope_rules(client):
 # -- the botsvc command ------------------------------------------------------------
 
 def _cli(data_dir, *args, ok=True):
-    env = {**os.environ, "BOTSVC_DATA_DIR": str(data_dir)}
-    env.pop("BOTSVC_ADMIN_TOKEN", None)
-    done = subprocess.run([BOTSVC, *args], env=env, capture_output=True, text=True, timeout=60)
+    done = botsvc(*args, env={"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_ADMIN_TOKEN": None})
     if ok:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)

@@ -11,8 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-from server_process import ROOT, running_server  # noqa: E402
+from tests.support.server_process import ROOT, running_server
 
 PARTS: dict = {}
 NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,

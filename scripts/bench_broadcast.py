@@ -20,7 +20,6 @@ Usage: .venv/bin/python -m scripts.bench_broadcast [--members N] [--large N]
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import threading
 import time
@@ -29,11 +28,9 @@ from pathlib import Path
 
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from scripts.bench_baseline import baseline_argv, baseline_tree, describe  # noqa: E402
-
-from members import add_members  # noqa: E402
-from server_process import ServerProcess, running_server  # noqa: E402
+from scripts.bench_baseline import baseline_argv, baseline_tree, describe
+from tests.support.members import add_members
+from tests.support.server_process import ServerProcess, running_server
 
 
 def send_messages(base_url: str, token: str, chat_ids: list[str], threads: int) -> float:

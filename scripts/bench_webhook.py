@@ -35,8 +35,7 @@ import requests
 import trustme
 
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
-
-from server_process import ServerProcess, running_server
+from tests.support.server_process import ServerProcess, running_server
 
 SECRET = "bench_secret_token_0123456789"
 FILL_THREADS = 4

@@ -8,11 +8,11 @@ from __future__ import annotations
 import time
 
 import pytest
+from tests.webhooks.support import HOST, SECRET, received_ids
 
 from app.db import thread_connection
 from app.domain import webhooks
 from app.webhooks import connections, delivery
-from webhooks.support import HOST, SECRET, received_ids
 
 
 @pytest.fixture

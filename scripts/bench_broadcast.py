@@ -14,7 +14,9 @@ measured first changes every round):
 
 and the ratio of the two times per round. Then each side broadcasts to
 ``large`` members of another bot, with the bot's own sendMessage calls
-meanwhile, whose p99 is the figure for "a broadcast does not starve the bot".
+meanwhile, whose p99 is the figure for "a broadcast does not starve the bot"
+(beside the same calls for 8 s with no broadcast, which show what the machine
+gives at the moment).
 Usage: .venv/bin/python -m scripts.bench_broadcast [--members N] [--large N]
 """
 from __future__ import annotations
@@ -125,6 +127,7 @@ class Side:
     replies: list[float] = field(default_factory=list)
     large_seconds: float = 0.0
     large_replies: list[float] = field(default_factory=list)
+    idle_replies: list[float] = field(default_factory=list)
 
     def new_bot(self, username: str, members: int) -> tuple[str, list[str]]:
         created = requests.post(f"{self.server.base_url}/manage/v1/createBot",
@@ -140,6 +143,9 @@ class Side:
 
     def large(self, members: int) -> None:
         token, chat_ids = self.new_bot(f"large{self.name}bot", members)
+        stop = threading.Event()   # the same replies with no broadcast, for comparison
+        threading.Timer(8.0, stop.set).start()
+        interactive_latencies(self.server.base_url, token, chat_ids[0], stop, self.idle_replies)
         self.large_seconds = broadcast(self.server.base_url, token, members, chat_ids[0],
                                        self.large_replies)
 
@@ -189,7 +195,9 @@ def report(sides: list[Side], members: int, large: int, rounds: int, threads: in
                   f"meanwhile, {len(side.large_replies)} calls: p50 "
                   f"{median(side.large_replies) * 1000:5.1f} ms, p99 "
                   f"{percentile(side.large_replies, 0.99) * 1000:5.1f} ms (aim: under 50 ms), "
-                  f"max {max(side.large_replies) * 1000:5.0f} ms")
+                  f"max {max(side.large_replies) * 1000:5.0f} ms; with no broadcast "
+                  f"({len(side.idle_replies)} calls): p50 {median(side.idle_replies) * 1000:5.1f}"
+                  f" ms, p99 {percentile(side.idle_replies, 0.99) * 1000:5.1f} ms")
 
 
 def main() -> None:

@@ -5,14 +5,16 @@ resolver, so a test can move it (to another loopback address, or to one that
 may not be used) between two deliveries of a kept connection."""
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import time
 
 import pytest
-from tests.webhooks.support import HOST, SECRET, received_ids
 
 from app.db import thread_connection
 from app.domain import webhooks
 from app.webhooks import connections, delivery
+from tests.webhooks.support import HOST, SECRET, received_ids
 
 
 @pytest.fixture
@@ -159,6 +161,33 @@ def test_a_connection_the_receiver_closed_is_replaced(app, bot, chat, operator, 
     assert received_ids(receiver) == list(range(chat.update_id, chat.update_id + 4))
     assert receiver.connections == 4
     assert "last_error" not in bot.ok("getWebhookInfo")
+
+
+def test_a_connection_closed_just_before_use_is_replaced_within_the_attempt(
+        app, bot, chat, operator, hook, run_pass, clock, monkeypatch):
+    """The receiver hangs up between our check and our request (here: the
+    check is made to miss it): the request fails before any answer and goes
+    out once more on a new connection, within the same attempt."""
+    def answer_then_hang_up(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+        handler.close_connection = True
+
+    monkeypatch.setattr(connections.PinnedConnection, "usable",
+                        lambda self, now: self.conn.sock is not None)
+    receiver = hook(bot, answer_then_hang_up)
+    run_pass()
+    wait_for(lambda: receiver.closed == 1)
+    say(operator, chat, bot, 2)
+    run_pass()
+    assert received_ids(receiver) == list(range(chat.update_id, chat.update_id + 3))
+    assert receiver.connections == 3
+    info = bot.ok("getWebhookInfo")
+    assert "last_error" not in info and info["pending_update_count"] == 0
+    with contextlib.closing(sqlite3.connect(app.config["SETTINGS"].db_path)) as db:
+        records = db.execute("SELECT attempt, http_status FROM webhook_deliveries").fetchall()
+    assert records == [(1, 200)] * 3      # one attempt each, the retry inside it
 
 
 def test_a_receiver_that_asks_to_close_gets_a_new_connection_each_time(

@@ -1,5 +1,5 @@
 """A stored file as an HTTP answer, for the download route and the sandbox:
-``flask.send_file`` with the headers DECISIONS §5 fixes.
+``flask.send_file`` with the headers the contract fixes.
 
 werkzeug does the conditional part (one byte range as 206, If-Range against
 the ETag, streaming from the open file); what is ours is the contract's:

@@ -1,5 +1,5 @@
 """The /v2 envelope: dispatch, HTTP methods, JSON bodies, size limit, strict
-parameters and exact types (SPEC "Conventions", DECISIONS §4)."""
+parameters and exact types."""
 from __future__ import annotations
 
 import io

@@ -1,5 +1,5 @@
 """GET and HEAD /download.php: bearer and signed modes, refusals in the
-contract's envelope, the headers of DECISIONS §5, single byte ranges."""
+contract's envelope, the headers the contract fixes, single byte ranges."""
 from __future__ import annotations
 
 import hashlib

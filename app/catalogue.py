@@ -43,7 +43,7 @@ class Method:
     # active chats at once (rows read in the caller's transaction, the
     # parameters without chat_id), as a broadcast's batch delivers them.
     send_to_many: Callable | None = None
-    # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1 (DECISIONS §9).
+    # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1.
     test_tool: bool = False
 
     @property

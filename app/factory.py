@@ -1,5 +1,5 @@
 """The application factory: ``create_app(settings)`` builds the Flask app of
-one process (gunicorn's worker imports it through wsgi.py; tests call it
+one process (each gunicorn worker through ``worker_app``; tests call it
 directly): the database migrated, the routes registered, and with
 ``start_worker=True`` this process's background scheduler."""
 from __future__ import annotations
@@ -75,6 +75,15 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     if start_worker and settings.run_scheduler:
         jobs.start_worker(app)
     return app
+
+
+def worker_app() -> Flask:
+    """What each gunicorn worker serves (``botsvc serve``; wsgi.py in a
+    checkout): the settings from the environment, the log in their format,
+    and this worker's own background scheduler."""
+    settings = Settings.from_env()
+    logs.configure(settings.log_format)
+    return create_app(settings, start_worker=True)
 
 
 def _sent_too_slowly(_exc):

@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.api.registry import METHODS
 from app.errors import ErrorCode
-from tests.support.server_process import ServerProcess
+from tests.support.servers import suite_server
 
 pytestmark = pytest.mark.server
 
@@ -30,7 +30,7 @@ METRICS_TOKEN = "metrics-token-over-http"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = ServerProcess(tmp_path_factory.mktemp("observed") / "data",
+    server = suite_server(tmp_path_factory.mktemp("observed") / "data",
                            BOTSVC_LOG_FORMAT="json", BOTSVC_ACCESS_LOG="1",
                            BOTSVC_METRICS_TOKEN=METRICS_TOKEN)
     try:
@@ -188,7 +188,7 @@ def test_without_ffmpeg_on_the_path_the_server_is_degraded(tmp_path):
     for entry in Path("/usr/bin").iterdir():
         if entry.name != "ffmpeg":
             os.symlink(entry, tools / entry.name)
-    server = ServerProcess(tmp_path / "data", PATH=f"{tools}:/usr/sbin:/sbin")
+    server = suite_server(tmp_path / "data", PATH=f"{tools}:/usr/sbin:/sbin")
     leftover = server.data_dir / "metrics" / "counter_1.db"   # a previous run's count
     leftover.parent.mkdir(parents=True)
     previous = MmapedDict(str(leftover))

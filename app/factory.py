@@ -18,15 +18,18 @@ from app import (
     clock,
     disk,
     jobs,
+    limits,
     logs,
     maintenance,  # noqa: F401  (registers the clean-up jobs' actions)
     manage,
+    media,
     metrics,
     openapi,
     routes,
     sandbox,
     wire,
 )
+from app.api.registry import METHODS
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, release_db
@@ -42,6 +45,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     settings = settings or Settings.from_env()
     metrics.activate(counting=settings.metrics_enabled)
     metrics.reserve_value_files()
+    metrics.count_from_zero(METHODS, limits.BUCKETS, media.TOOLS)
     app = Flask(__name__)
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings

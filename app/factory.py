@@ -46,7 +46,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     metrics.activate(counting=settings.metrics_enabled)
     metrics.reserve_value_files()
     metrics.count_from_zero(METHODS, limits.BUCKETS, media.TOOLS)
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)   # the blueprints serve their own
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
     free, released = disk.make_room_to_start(settings.data_dir)

@@ -246,3 +246,7 @@ def test_without_ffmpeg_on_the_path_the_server_is_degraded(tmp_path):
     assert answer.status_code == 200
     assert answer.json() == {"ok": True, "result": {"status": "degraded", "checks": {
         "database": "ok", "media": "ffmpeg_unavailable", "disk": "ok"}}}
+    # botsvc serve said so before serving, and served anyway.
+    started = server.log_path.read_text().split("botsvc: serving on", 1)[0]
+    assert '"error_code": "DEPENDENCY_UNAVAILABLE"' in started
+    assert "WARNING: the media tools or the virus scanner do not work" in started

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import requests
 
+from app.testkit.server import LocalServer
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
 from tests.support.members import add_members
-from tests.support.server_process import ServerProcess, running_server
+from tests.support.servers import running_server
 
 
 def send_messages(base_url: str, token: str, chat_ids: list[str], threads: int) -> float:
@@ -119,7 +120,7 @@ def median(values: list[float]) -> float:
 @dataclass
 class Side:
     name: str
-    server: ServerProcess
+    server: LocalServer
     token: str = ""
     chat_ids: list[str] = field(default_factory=list)
     loops: list[float] = field(default_factory=list)

@@ -34,8 +34,9 @@ from pathlib import Path
 import requests
 import trustme
 
+from app.testkit.server import LocalServer
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
-from tests.support.server_process import ServerProcess, running_server
+from tests.support.servers import running_server
 
 SECRET = "bench_secret_token_0123456789"
 FILL_THREADS = 4
@@ -45,7 +46,7 @@ FILL_THREADS = 4
 class Side:
     """One server under test with its receiver and its bots."""
     name: str
-    server: ServerProcess
+    server: LocalServer
     receiver: LeanReceiver
     http: requests.Session = field(default_factory=requests.Session)
     bots: list[tuple[int, str, int]] = field(default_factory=list)   # (id, token, user)

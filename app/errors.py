@@ -26,7 +26,7 @@ class ErrorCode(StrEnum):
     WEBHOOK_ACTIVE = "WEBHOOK_ACTIVE"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
-    # The request's own head and pace (README "The connection"): beyond SPEC.md.
+    # The request's own head and pace (docs/connection.md): beyond SPEC.md.
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     URI_TOO_LONG = "URI_TOO_LONG"
     HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
@@ -118,7 +118,8 @@ _HTTP_STATUS = {
 }
 
 
-# What any route can answer about the request's head and pace (app/wire.py).
+# What any route can answer about the request's head and pace (app/request_head.py,
+# app/gunicorn_worker.py).
 CONNECTION_ERRORS = (ErrorCode.REQUEST_TIMEOUT, ErrorCode.URI_TOO_LONG,
                      ErrorCode.HEADERS_TOO_LARGE)
 

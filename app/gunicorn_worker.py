@@ -20,9 +20,9 @@
   waiting for more (``arrived_only``).
 - Closing never waits: the answer is followed by a FIN, and what the client
   still sends (the body of a request refused before it was read) is read and
-  dropped by the main loop for at most LINGER_SECONDS, so that the client
-  reads its answer rather than a reset (gthread's own graceful close blocks
-  the main loop for up to 2 s a connection).
+  dropped by the main loop for a few seconds (``Lingering``), so that the
+  client reads its answer rather than a reset; gthread's own graceful close
+  blocked the main loop for up to 2 s a connection.
 """
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ import contextlib
 import selectors
 import socket
 import time
-from collections import deque
 from functools import partial
 
 from gunicorn import util
@@ -47,8 +46,12 @@ HEAD_SECONDS = 10.0
 BODY_GRACE_SECONDS = 10.0
 BODY_MIN_RATE = 500            # bytes a second, as Apache's mod_reqtimeout
 BODY_MAX_SECONDS = 900.0       # as gunicorn's timeout: a long upload on a slow link
-LINGER_SECONDS = 2.0           # gunicorn's own, as nginx's lingering_timeout of 5 s in spirit
-LINGER_MAX_BYTES = 1024 * 1024
+# As nginx's lingering close (5 s between reads, 30 s in all), shorter: only
+# a front door sends fast enough to need it, and it sends at most the upload
+# ceiling (100 MiB) and a multipart's framing.
+LINGER_IDLE_SECONDS = 2.0
+LINGER_MAX_SECONDS = 10.0
+LINGER_MAX_BYTES = 128 * 1024 * 1024
 _RECV_BYTES = 65536
 
 _REASONS = {408: "Request Timeout", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
@@ -149,13 +152,17 @@ class ArrivingHead:
 
 class Lingering:
     """Connections being closed by the main loop: FIN sent, what the client
-    still sends read and dropped until it closes, LINGER_MAX_BYTES came or
-    LINGER_SECONDS passed."""
+    still sends read and dropped until it closes, sends nothing for
+    LINGER_IDLE_SECONDS, or LINGER_MAX_SECONDS or LINGER_MAX_BYTES are
+    reached. A front door sending a body botsvc refused reads its answer
+    rather than a reset (nginx would answer 502 for it). Until then the
+    connection counts among the worker's (``on_closed`` when it is gone), so a
+    flood of them stops the worker accepting, as open ones do."""
 
-    def __init__(self, poller: selectors.BaseSelector):
+    def __init__(self, poller: selectors.BaseSelector, on_closed):
         self.poller = poller
-        self.left: dict[socket.socket, int] = {}       # bytes still taken
-        self.deadlines: deque[tuple[float, socket.socket]] = deque()
+        self.on_closed = on_closed
+        self.sockets: dict[socket.socket, list] = {}   # [idle deadline, last deadline, bytes left]
 
     def close(self, sock: socket.socket) -> None:
         try:
@@ -164,9 +171,11 @@ class Lingering:
             self.poller.register(sock, selectors.EVENT_READ, self._readable)
         except (OSError, ValueError, KeyError):
             util.close(sock)
+            self.on_closed()
             return
-        self.left[sock] = LINGER_MAX_BYTES
-        self.deadlines.append((time.monotonic() + LINGER_SECONDS, sock))
+        now = time.monotonic()
+        self.sockets[sock] = [now + LINGER_IDLE_SECONDS, now + LINGER_MAX_SECONDS,
+                              LINGER_MAX_BYTES]
 
     def _readable(self, sock: socket.socket) -> None:
         try:
@@ -175,22 +184,24 @@ class Lingering:
             return
         except OSError:
             data = b""
-        self.left[sock] -= len(data)
-        if not data or self.left[sock] <= 0:
+        state = self.sockets[sock]
+        state[0] = time.monotonic() + LINGER_IDLE_SECONDS
+        state[2] -= len(data)
+        if not data or state[2] <= 0:
             self._close(sock)
 
     def sweep(self, force: bool = False) -> None:
         now = time.monotonic()
-        while self.deadlines and (force or self.deadlines[0][0] <= now):
-            _, sock = self.deadlines.popleft()
-            if sock in self.left:
+        for sock, (idle, last, _) in list(self.sockets.items()):
+            if force or min(idle, last) <= now:
                 self._close(sock)
 
     def _close(self, sock: socket.socket) -> None:
-        del self.left[sock]
+        del self.sockets[sock]
         with contextlib.suppress(OSError, ValueError, KeyError):
             self.poller.unregister(sock)
         util.close(sock)
+        self.on_closed()
 
 
 class BotsvcWorker(ThreadWorker):
@@ -207,7 +218,7 @@ class BotsvcWorker(ThreadWorker):
         super().init_process()       # makes the poller, then runs the loop
 
     def run(self):
-        self.lingering = Lingering(self.poller)
+        self.lingering = Lingering(self.poller, self._closed)
         super().run()
 
     # -- the head, in the main loop ---------------------------------------------------
@@ -272,13 +283,15 @@ class BotsvcWorker(ThreadWorker):
                       error.http_status, error.code)
         with contextlib.suppress(OSError):
             sock.send(raw_answer(error, arriving.scanner.request_id))   # a few hundred bytes
-        self.nr_conns -= 1
         self.lingering.close(sock)
 
     def _drop(self, arriving: ArrivingHead) -> None:
         self._stop_waiting(arriving)
-        self.nr_conns -= 1
         util.close(arriving.conn.sock.raw)
+        self._closed()
+
+    def _closed(self) -> None:
+        self.nr_conns -= 1
 
     def murder_keepalived(self, force=False):
         # Called by gthread's loop at least once a second: the other deadlines too.
@@ -321,7 +334,6 @@ class BotsvcWorker(ThreadWorker):
     def finish_request(self, conn, fs):
         if fs.cancelled() or fs.exception() is not None or fs.result():
             return super().finish_request(conn, fs)   # kept alive, or failed
-        self.nr_conns -= 1
         self.lingering.close(conn.sock.raw)
 
     def handle_error(self, req, client, addr, exc):

@@ -22,6 +22,7 @@ import threading
 from app.errors import ApiError, ErrorCode
 
 SETTLE_MAX_BYTES = 64 * 1024
+_LOOPBACK = ("127.0.0.1", "::1")
 _CHUNK = 16 * 1024
 
 # The request this thread serves, set by the worker (app/gunicorn_worker.py):
@@ -77,6 +78,17 @@ def settle_body(environ: dict) -> None:
     except Exception:   # noqa: BLE001 - not arrived, cut, or a bad chunk: where the next request starts is unknown
         pass
     close_connection()
+
+
+def client_address(environ: dict) -> str | None:
+    """The client's address: the peer's, or, when the peer is this machine
+    (the front door, docs/production.md), the X-Forwarded-For it set: its last
+    entry, the one a proxy adds (nginx here overwrites what a client sent)."""
+    peer = environ.get("REMOTE_ADDR")
+    forwarded = environ.get("HTTP_X_FORWARDED_FOR")
+    if forwarded and peer in _LOOPBACK:
+        return forwarded.rsplit(",", 1)[-1].strip() or peer
+    return peer
 
 
 def settling_bodies(wsgi_app):

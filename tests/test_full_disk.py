@@ -9,15 +9,18 @@ import contextlib
 import os
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import requests
-
 from small_disk import fill, small_tmpfs
+
+from app.media import build_test_signature_db
 from tests.server_process import ServerProcess
 
+BOTSVC = str(Path(sys.executable).parent / "botsvc")
 DEFAULT_RATES = {"BOTSVC_RATE_API_PER_SEC": "60", "BOTSVC_RATE_SENDS_PER_SEC": "20",
                  "BOTSVC_RATE_UPLOADS_PER_MIN": "10", "BOTSVC_RATE_BROADCASTS_PER_MIN": "10"}
 MIN_FREE = 64 * 1024
@@ -264,6 +267,7 @@ def test_the_server_starts_on_a_full_disk_and_says_so(installation, tmpfs):
                     if "the disk under the data dir is full" in line]
         assert len(warnings) == 1, warnings
         assert "Traceback" not in log
+        assert "do not work" not in log   # the media tools are not what is wrong
         me = bot.call("getMe")
         assert me.status_code == 200, me.text
         assert bot.user_get_chat().status_code == 200
@@ -280,3 +284,31 @@ def test_the_server_starts_on_a_full_disk_and_says_so(installation, tmpfs):
         assert bot.call("getMe").status_code == 200
     sent = bot.send("room again after the start")
     assert sent.status_code == 200, sent.text
+
+
+def test_check_media_on_a_full_disk_says_so_in_one_line(tmp_path):
+    """No room even for the sample files the check writes: the tools are
+    checked as /readyz checks them, and the line names the disk."""
+    signatures = tmp_path / "signatures"
+    build_test_signature_db(str(signatures))
+    with small_tmpfs(tmp_path, "4m") as mount:
+        env = {**os.environ, "BOTSVC_DATA_DIR": str(mount / "data"),
+               "BOTSVC_CLAMAV_DB": str(signatures)}
+        subprocess.run([BOTSVC, "migrate"], env=env, check=True, capture_output=True)
+        filler = fill(mount)
+        try:
+            done = subprocess.run([BOTSVC, "check-media"], env=env, capture_output=True,
+                                  text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            [line] = (done.stdout + done.stderr).strip().splitlines()
+            assert line == ("media tools and scanner: OK as /readyz checks them (no sample scan:"
+                            " the disk under the data dir is full (0 bytes free): uploads answer"
+                            " 503 STORAGE_FULL until space is freed)")
+            env["BOTSVC_CLAMAV_DB"] = str(tmp_path / "no-signatures")
+            done = subprocess.run([BOTSVC, "check-media"], env=env, capture_output=True,
+                                  text=True, timeout=120)
+            assert done.returncode == 1
+            [line] = (done.stdout + done.stderr).strip().splitlines()
+            assert line.startswith("botsvc: media tools: clamav_no_signatures; and the disk")
+        finally:
+            filler.unlink()

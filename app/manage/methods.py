@@ -4,12 +4,12 @@ from __future__ import annotations
 from flask import current_app
 
 from app import results
+from app.contract import START_PARAMETER
 from app.domain import bots, chats, media_messages
 from app.errors import ErrorCode
 from app.manage.dispatch import operator_method
 from app.validation import (
     CALLBACK_DATA_MAX_BYTES,
-    START_PARAMETER,
     Bool,
     Caption,
     FilePart,

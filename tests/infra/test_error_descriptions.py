@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 from app.errors import Reason
 from app.media import pdf
+from tests.support.paths import REPO
 
-APP = Path(__file__).resolve().parent.parent / "app"
+APP = REPO / "app"
 PDF_INSPECTOR = APP / "media" / "pdf_inspect.py"
 # Functions that make a refusal: where their reason and description are.
 MAKERS = {"media_rejected": (1, 2), "_reject": (0, 1), "invalid": ("reason", 1),

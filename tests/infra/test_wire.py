@@ -177,7 +177,7 @@ def test_calls_refused_early_are_answered_before_their_body_and_closed(server, s
         assert headers["Connection"] == "close"
 
 
-# -- the request head (README "The connection") ------------------------------------
+# -- the request head (docs/connection.md) -----------------------------------------
 
 def raw_exchange(server, head: bytes) -> tuple[int, dict, dict | bytes]:
     """Send ``head`` (a request without a body) and read the one answer."""

@@ -274,24 +274,29 @@ def flood_head(port: int, first: bytes, repeated: bytes, cap: int) -> bytes:
         return answer
 
 
+@pytest.fixture(scope="module")
+def one_worker(tmp_path_factory):
+    with running_server(tmp_path_factory.mktemp("one-worker"), BOTSVC_WORKERS="1") as started:
+        yield started
+
+
 @pytest.mark.parametrize("first, repeated, status", [
     (b"GET /", b"a" * 65536, b"414"),                                   # a 64 MiB request line
     (b"GET /healthz HTTP/1.1\r\n", b"X-A: b\r\n" * 8192, b"431"),      # fields without end
     (b"GET /healthz HTTP/1.1\r\nX-A: ", b"b" * 65536, b"431"),          # one field without end
 ])
-def test_a_head_without_end_costs_the_worker_little(tmp_path, first, repeated, status):
-    with running_server(tmp_path, BOTSVC_WORKERS="1") as one_worker:
-        [worker] = children(one_worker.process.pid)
-        requests.get(f"{one_worker.base_url}/healthz", timeout=30)   # warmed up
-        cpu, memory = cpu_seconds(worker), resident_bytes(worker)
-        answer = flood_head(one_worker.port, first, repeated, cap=64 * MiB)
-        assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer[:200]
-        time.sleep(0.5)   # the worker is done with it
-        # Generous bounds, on the worker's own CPU time: the head is refused
-        # where it crosses a limit, having cost a scan of what arrived (the
-        # parser gunicorn has used 25 s of CPU and 130 MiB on a 16 MiB line).
-        assert cpu_seconds(worker) - cpu < 1.0
-        assert resident_bytes(worker) - memory < 16 * MiB
+def test_a_head_without_end_costs_the_worker_little(one_worker, first, repeated, status):
+    [worker] = children(one_worker.process.pid)
+    requests.get(f"{one_worker.base_url}/healthz", timeout=30)   # warmed up
+    cpu, memory = cpu_seconds(worker), resident_bytes(worker)
+    answer = flood_head(one_worker.port, first, repeated, cap=64 * MiB)
+    assert answer.startswith(b"HTTP/1.1 " + status + b" "), answer[:200]
+    time.sleep(0.5)   # the worker is done with it
+    # Generous bounds, on the worker's own CPU time: the head is refused
+    # where it crosses a limit, having cost a scan of what arrived (the
+    # parser gunicorn has used 25 s of CPU and 130 MiB on a 16 MiB line).
+    assert cpu_seconds(worker) - cpu < 1.0
+    assert resident_bytes(worker) - memory < 16 * MiB
 
 
 # -- slow clients (app/gunicorn_worker.py) ------------------------------------------

@@ -60,7 +60,7 @@ _REASONS = {408: "Request Timeout", 414: "URI Too Long", 431: "Request Header Fi
 def raw_answer(error: ApiError, presented_id: str | None = None) -> bytes:
     """A whole HTTP/1.1 answer in the envelope, for when no request reached
     the app; the connection closes after it. It carries the request's own
-    X-Request-Id when one had arrived (DECISIONS' rule for every answer)."""
+    X-Request-Id when one had arrived, as every answer does (app/logs.py)."""
     body = dumps(error.body()).encode()
     status = error.http_status
     head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\n"

@@ -79,7 +79,7 @@ class DeadlineSocket:
 
     def __init__(self, sock: socket.socket):
         self.raw = sock
-        self.head: bytes | None = None
+        self.head: bytearray | None = None
         self.request_id: str | None = None
         self._phase = None          # None: free reads; "request": the deadline; "arrived"
         self._started = self._received = 0.0
@@ -229,7 +229,8 @@ class BotsvcWorker(ThreadWorker):
         if not isinstance(conn.sock, DeadlineSocket):
             conn.sock = DeadlineSocket(conn.sock)
         started = conn.sock.start()
-        conn.sock.setblocking(False)
+        if conn.sock.raw.getblocking():   # after a thread, with bytes read ahead
+            conn.sock.raw.setblocking(False)
         arriving = ArrivingHead(conn, started + HEAD_SECONDS)
         ahead = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
         self._read_head(arriving, ahead)
@@ -239,7 +240,7 @@ class BotsvcWorker(ThreadWorker):
         sock = arriving.conn.sock.raw
         scanner = arriving.scanner
         try:
-            complete = scanner.feed(data)
+            complete = scanner.feed(data) if data else False
             while not complete:
                 data = sock.recv(_RECV_BYTES)
                 if not data:
@@ -255,7 +256,7 @@ class BotsvcWorker(ThreadWorker):
             return self._drop(arriving)
         self._stop_waiting(arriving)
         conn = arriving.conn
-        conn.sock.head = bytes(scanner.data)
+        conn.sock.head = scanner.data
         conn.sock.request_id = scanner.request_id
         super().enqueue_req(conn)
 
@@ -314,8 +315,7 @@ class BotsvcWorker(ThreadWorker):
         sock.reading()
         try:
             if sock.head is not None:
-                sock.setblocking(True)
-                conn.init()          # the parser, which reads the head first
+                conn.init()          # the parser (blocking), which reads the head first
                 conn.parser.unreader.unread(sock.head)
                 sock.head = None
             return super().handle(conn)

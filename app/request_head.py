@@ -46,6 +46,17 @@ def head_too_large() -> ApiError:
                     limit=HEAD_MAX_BYTES)
 
 
+def _whole_and_within_limits(chunk: bytes) -> bool:
+    """Whether ``chunk`` begins with a whole head (CRLF line ends) within
+    every limit. False means only that the line-by-line scan must tell."""
+    end = chunk.find(b"\r\n\r\n")
+    if end <= 0 or end + 4 > HEAD_MAX_BYTES:
+        return False
+    lines = chunk[:end].split(b"\r\n")
+    return (len(lines) <= HEADER_FIELDS_MAX + 1 and 0 < len(lines[0]) <= REQUEST_LINE_MAX_BYTES
+            and max(map(len, lines)) <= HEADER_FIELD_MAX_BYTES)
+
+
 class HeadScanner:
     """Feed it what arrives; ``feed`` says whether the head is complete and
     raises the ApiError of the first limit crossed. ``data`` holds every byte
@@ -65,6 +76,10 @@ class HeadScanner:
     def feed(self, chunk: bytes) -> bool:
         if self.complete:
             self.data += chunk
+            return True
+        if not self.data and _whole_and_within_limits(chunk):
+            self.data += chunk     # the usual case, in a few C calls
+            self.complete = True
             return True
         data = self.data
         scan = len(data)

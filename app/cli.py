@@ -17,7 +17,7 @@ import os
 import sqlite3
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import click
 from flask import Flask
@@ -30,7 +30,14 @@ from app.db import get_db
 from app.errors import ApiError
 from app.factory import create_app
 from app.manage.dispatch import OPERATOR_METHODS, execute
-from app.media import MediaConfig, check_dependencies
+from app.media import (
+    OFFLINE_DATABASE_DIR,
+    MediaConfig,
+    build_test_signature_db,
+    check_dependencies,
+    needs_offline_database,
+)
+from app.media.signatures import SYSTEM_DATABASE
 from app.migrations import DatabaseNewerThanCode, migrate
 from app.openapi import document_text
 from app.routes import health
@@ -61,13 +68,19 @@ def main() -> None:
     pass
 
 
-@main.command(help="Apply pending database migrations.")
-def migrate_db() -> None:
-    settings = Settings.from_env()
+def _migrate_at_start(settings: Settings) -> int:
+    """Room to open the database on a full disk (with a warning), then migrate."""
     free, _ = disk.make_room_to_start(settings.data_dir)
     version = _migrate(settings.db_path)
     if free is not None:
         click.echo(f"botsvc: {disk.full_disk_warning(free)}", err=True)
+    return version
+
+
+@main.command(help="Apply pending database migrations.")
+def migrate_db() -> None:
+    settings = Settings.from_env()
+    version = _migrate_at_start(settings)
     click.echo(f"schema version {version} at {settings.db_path}")
 
 
@@ -120,30 +133,98 @@ def _read(directory: str, name: str) -> bytes:
 @main.command("check-media", help="Check that ffmpeg, ffprobe, the PDF parser, libmagic, "
               "prlimit and ClamAV work as uploads will use them.")
 def check_media():
-    settings = Settings.from_env()
+    works, note = _media_tools(Settings.from_env())
+    if isinstance(note, ApiError):
+        _fail(note)
+    click.echo(note or "media tools and scanner: OK", err=not works)
+    if not works:
+        sys.exit(1)
+
+
+def _media_tools(settings: Settings) -> tuple[bool, str | ApiError | None]:
+    """Whether the media tools and the scanner work, and what to say besides
+    (None: nothing): their failure, or one line. With no room for the sample
+    files the full check writes and scans (a full disk), they are checked as
+    /readyz checks them (they start; the scanner has signatures), and the line
+    says the disk is full: a traceback, or "the tools do not work", would be
+    untrue."""
     media = MediaConfig.from_settings(settings)
     try:
         check_dependencies(media)
     except ApiError as error:
-        _fail(error)
+        return False, error
     except OSError as error:
         if not disk.is_full_oserror(error):
             raise
-        _check_media_on_a_full_disk(settings, media)
-        return
-    click.echo("media tools and scanner: OK")
-
-
-def _check_media_on_a_full_disk(settings: Settings, media: MediaConfig) -> None:
-    """No room for the sample files a full check writes and scans: the tools
-    are checked as /readyz checks them (they start; the scanner has
-    signatures), and the one line says the disk is full."""
+    else:
+        return True, None
     state = health.check_media(settings, media)
     full = (f"the disk under the data dir is full ({disk.free_bytes(settings.data_dir)} "
             "bytes free): uploads answer 503 STORAGE_FULL until space is freed")
     if state != health.OK:
-        raise SystemExit(f"botsvc: media tools: {state}; and {full}")
-    click.echo(f"media tools and scanner: OK as /readyz checks them (no sample scan: {full})")
+        return False, f"botsvc: media tools: {state}; and {full}"
+    return True, f"media tools and scanner: OK as /readyz checks them (no sample scan: {full})"
+
+
+# -- serving ----------------------------------------------------------------------
+
+# gunicorn's settings and each worker's app, both found in the installed
+# package (no path into a checkout): ``python:`` loads a config module by name.
+GUNICORN_CONFIG = "python:app.gunicorn_conf"
+WORKER_APP = "app.factory:worker_app()"
+NO_SIGNATURES_BANNER = """\
+########################################################################
+## WARNING: NO REAL VIRUS SIGNATURES.
+## No ClamAV database in {system}, so uploads are scanned with a
+## minimal test database ({path})
+## that detects ONLY the EICAR test file and protects against nothing real.
+## Run 'freshclam' (as root) to install the official signatures and
+## restart, or point BOTSVC_CLAMAV_DB (or BOTSVC_CLAMD_SOCKET) elsewhere.
+########################################################################"""
+MEDIA_BANNER = """\
+########################################################################
+## WARNING: the media tools or the virus scanner do not work (see above).
+## Uploads and direct media sends fail with 503 DEPENDENCY_UNAVAILABLE
+## until this is fixed; everything else works.
+########################################################################"""
+
+
+def _offline_signatures(settings: Settings, env: dict[str, str]) -> Settings:
+    """Without clamd, a named database or the system's signatures (an offline
+    machine where freshclam never ran), scan with the test database, written
+    into the data dir, and say so loudly. A disk too full to write it leaves
+    the scanner failing closed (uploads 503), not the start failing."""
+    if not needs_offline_database(settings.clamd_socket, settings.clamav_db):
+        return settings
+    path = os.path.join(settings.data_dir, OFFLINE_DATABASE_DIR)
+    try:
+        build_test_signature_db(path)
+    except OSError:
+        _say("WARNING: could not write the test signature database (is the disk full?)")
+    env["BOTSVC_CLAMAV_DB"] = path
+    click.echo(NO_SIGNATURES_BANNER.format(system=SYSTEM_DATABASE, path=path), err=True)
+    return replace(settings, clamav_db=path)
+
+
+@main.command("serve", help="Serve: apply migrations, check the media tools, then run gunicorn "
+              "(BOTSVC_BIND, BOTSVC_WORKERS workers of BOTSVC_THREADS threads, each with its "
+              "background jobs). Settings come from the environment.")
+def serve() -> None:
+    env = dict(os.environ)
+    settings = _offline_signatures(Settings.from_env(env, secret=False), env)
+    _migrate_at_start(settings)
+    works, note = _media_tools(settings)
+    if isinstance(note, ApiError):
+        note = json.dumps(note.body(), ensure_ascii=False)
+    if note:
+        click.echo(note, err=True)
+    if not works:
+        click.echo(MEDIA_BANNER, err=True)
+    _say(f"serving on http://{settings.bind} (data in {settings.data_dir})")
+    argv = [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONFIG, WORKER_APP]
+    # gunicorn takes this process's place (and pid): a service manager's
+    # signals reach its master directly.
+    os.execve(sys.executable, argv, env)
 
 
 @main.command("openapi", help="Print the OpenAPI document, as GET /openapi.json serves it.")

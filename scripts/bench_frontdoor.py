@@ -21,7 +21,7 @@ import requests
 
 from tests.support.frontdoor_process import running_frontdoor
 from tests.support.owners import children, cpu_seconds, resident_bytes
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 from tests.support.slow_clients import percentile, slow_client_flood, timed_get_me
 
 MiB = 1024 * 1024

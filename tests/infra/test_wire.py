@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from tests.support.owners import children, cpu_seconds, resident_bytes
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 

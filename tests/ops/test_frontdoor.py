@@ -13,7 +13,7 @@ import requests
 from app import request_head
 from app.testkit.server import free_port
 from tests.support.frontdoor_process import running_frontdoor
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 from tests.support.slow_clients import percentile, slow_client_flood, timed_get_me
 
 pytestmark = pytest.mark.server

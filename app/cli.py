@@ -162,7 +162,8 @@ OPERATOR_COMMANDS = (
                     {"--reply-to": "reply_to_message_id"}),
     OperatorCommand("user-click", "userClickButton",
                     ("user_id", "bot_id", "message_id", "callback_data")),
-    OperatorCommand("user-chat", "userGetChat", ("user_id", "bot_id")),
+    OperatorCommand("user-chat", "userGetChat", ("user_id", "bot_id"),
+                    {"--limit": "limit", "--before": "before_message_id"}),
     OperatorCommand("user-send-media", "userSendMedia", ("user_id", "bot_id", "file"),
                     {"--caption": "caption", "--type": "type"}),
 )

@@ -222,8 +222,15 @@ class UserChat(Result):
     chat_id = Pattern(CHAT_ID, required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     messages = ListOf(Message, required=True, metadata={
-        "description": "as the user sees them now: edits applied, deleted ones gone"})
-    callback_answers = ListOf(CallbackAnswer, required=True)
+        "description": "as the user sees them now (edits applied, deleted ones gone): the"
+                       " newest `limit` of them, older than before_message_id when given,"
+                       " oldest first"})
+    callback_answers = ListOf(CallbackAnswer, required=True, metadata={
+        "description": "the answers to clicks on the messages of this page, in the order"
+                       " they were given"})
+    has_more = fields.Boolean(required=True, metadata={
+        "description": "whether older messages exist (ask again with before_message_id ="
+                       " the first message_id of this page)"})
 
 
 # -- the testing tools (DECISIONS §9) --------------------------------------------

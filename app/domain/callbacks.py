@@ -54,11 +54,20 @@ def answer(conn: sqlite3.Connection, bot_id: int, callback_query_id: str,
                       "Unknown or already answered callback_query_id")
 
 
-def answers_seen(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
-    """The answers the user saw in ``chat``, in the order they were given."""
+def answers_seen(conn: sqlite3.Connection, chat: sqlite3.Row,
+                 message_ids: list[int]) -> list[dict]:
+    """The answers the user saw in ``chat`` to clicks on these messages, in
+    the order they were given. An index lookup per message
+    (``callback_queries_by_message``), so the chat's other clicks cost nothing.
+    Named with INDEXED BY: without statistics SQLite prefers the index that
+    gives the answer order, which reads every answered click of the chat."""
+    if not message_ids:
+        return []
+    marks = ",".join("?" * len(message_ids))
     rows = conn.execute(
-        "SELECT * FROM callback_queries WHERE chat_ref = ? AND answer_seq IS NOT NULL"
-        " ORDER BY answer_seq", (chat["id"],))
+        f"SELECT * FROM callback_queries INDEXED BY callback_queries_by_message"
+        f" WHERE chat_ref = ? AND message_id IN ({marks})"
+        f" AND answer_seq IS NOT NULL ORDER BY answer_seq", (chat["id"], *message_ids))
     return [{"callback_query_id": row["query_id"], "message_id": row["message_id"],
              "data": row["data"], "text": row["answer_text"],
              "show_alert": bool(row["show_alert"]), "date": row["answered_at"]}

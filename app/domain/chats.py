@@ -178,8 +178,20 @@ def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, messa
     return {"callback_query_id": query_id}
 
 
-def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
+def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int, limit: int,
+              before_message_id: int | None = None) -> dict:
+    """userGetChat: one page of the chat as the user sees it, newest first
+    chosen, oldest first listed (DECISIONS §6). ``before_message_id`` must be
+    a message of this chat; a deleted one still is (its tombstone keeps its
+    place), so a page boundary stays valid when the message it names is
+    deleted meanwhile."""
     row = user_chat(conn, bot_id, user_id)
-    return {"chat_id": row["chat_id"], "status": row["status"],
-            "messages": messages.chat_history(conn, row),
-            "callback_answers": callbacks.answers_seen(conn, row)}
+    if before_message_id is not None and messages.find_message(
+            conn, bot_id, row, before_message_id) is None:
+        raise invalid("before_message_id",
+                      f"Message {before_message_id} is not a message of this chat")
+    page, has_more = messages.chat_page(conn, row, limit, before_message_id)
+    return {"chat_id": row["chat_id"], "status": row["status"], "messages": page,
+            "callback_answers": callbacks.answers_seen(
+                conn, row, [message["message_id"] for message in page]),
+            "has_more": has_more}

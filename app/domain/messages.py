@@ -22,6 +22,8 @@ CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
 TOMBSTONE = ("type = 'deleted', content = '{}', reply_to_message_id = NULL,"
              " media_group_id = NULL, edit_date = NULL")
 HISTORY_BATCH = 500
+# Above every message_id (SQLite integers are 64-bit): "no upper bound" for a page.
+NO_MESSAGE_ID_ABOVE = 2**63 - 1
 
 
 def next_message_id(conn: sqlite3.Connection, bot_id: int) -> int:
@@ -105,11 +107,18 @@ def send_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *, ty
                           media_group_id=media_group_id)
 
 
-def chat_history(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
-    """The chat as the user sees it now: edits applied, deleted messages gone."""
-    rows = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
-                        " ORDER BY message_id", (chat["id"],))
-    return [render(row, chat["chat_id"]) for row in rows]
+def chat_page(conn: sqlite3.Connection, chat: sqlite3.Row, limit: int,
+              before_message_id: int | None = None) -> tuple[list[dict], bool]:
+    """The newest ``limit`` messages the user sees (edits applied, deleted ones
+    gone), older than ``before_message_id`` when given, oldest first; and
+    whether older ones exist. One range of ``messages_by_chat`` read from its
+    newest end, so the cost follows ``limit``, not the chat's history."""
+    rows = conn.execute(
+        "SELECT * FROM messages WHERE chat_ref = ? AND message_id < ? AND deleted_at IS NULL"
+        " ORDER BY message_id DESC LIMIT ?",
+        (chat["id"], NO_MESSAGE_ID_ABOVE if before_message_id is None else before_message_id,
+         limit + 1)).fetchall()
+    return [render(row, chat["chat_id"]) for row in reversed(rows[:limit])], len(rows) > limit
 
 
 def remove_history_before(conn: sqlite3.Connection, cutoff: int,

@@ -22,6 +22,9 @@ from app.validation import (
     Text,
 )
 
+# userGetChat's page size (DECISIONS §6).
+USER_CHAT_DEFAULT_LIMIT = 100
+USER_CHAT_MAX_LIMIT = 1000
 USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 
 
@@ -149,10 +152,21 @@ def user_click_button(conn, p):
                                    p["callback_data"])
 
 
-@operator_method("userGetChat", UserBotSchema(), result=results.UserChat, errors=CHAT_ERRORS,
-                 summary="The chat as the user sees it now")
+class UserGetChatSchema(UserBotSchema):
+    limit = Int(min=1, max=USER_CHAT_MAX_LIMIT, load_default=USER_CHAT_DEFAULT_LIMIT,
+                metadata={"description": "how many messages: the newest ones (older than"
+                                         " before_message_id when given)"})
+    before_message_id = MessageId(metadata={
+        "description": "a message of this chat (a deleted one too): the page ends just"
+                       " before it"})
+
+
+@operator_method("userGetChat", UserGetChatSchema(), result=results.UserChat, errors=CHAT_ERRORS,
+                 summary="One page of the chat as the user sees it now, newest messages first"
+                         " chosen, listed oldest first")
 def user_get_chat(conn, p):
-    return chats.user_view(conn, p["bot_id"], p["user_id"])
+    return chats.user_view(conn, p["bot_id"], p["user_id"], p["limit"],
+                           p.get("before_message_id"))
 
 
 class UserSendMediaSchema(UserBotSchema):

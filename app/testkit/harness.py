@@ -36,6 +36,9 @@ class TestBot:
 class SimulatedUser:
     """A messenger user talking to one bot through the operator API."""
 
+    # Messages per userGetChat page: its largest, the fewest calls for a chat.
+    page_limit = 1000
+
     def __init__(self, operator: OperatorClient, bot: TestBot, user_id: int):
         self.operator, self.bot, self.user_id = operator, bot, user_id
         self._seen = 0   # the last bot message_id wait_for_message returned
@@ -69,9 +72,33 @@ class SimulatedUser:
         return self.operator.user_send_media(self.user_id, self.bot.id, path, caption, type)
 
     def chat(self) -> dict[str, Any]:
-        """The chat as the user sees it now: ``{chat_id, status, messages,
-        callback_answers}``, edits and deletions applied."""
-        return self.operator.user_get_chat(self.user_id, self.bot.id)
+        """The whole chat as the user sees it now: ``{chat_id, status,
+        messages, callback_answers}``, edits and deletions applied, oldest
+        message first. Reads every page of userGetChat; ``recent()`` reads
+        only the newest."""
+        pages = list(self.operator.user_chat_pages(self.user_id, self.bot.id,
+                                                   limit=self.page_limit))
+        newest = pages[0]
+        return {"chat_id": newest["chat_id"], "status": newest["status"],
+                "messages": [m for page in reversed(pages) for m in page["messages"]],
+                # Each page lists its answers in the order given; across
+                # pages, by date (a stable sort keeps a page's order).
+                "callback_answers": sorted(
+                    (a for page in reversed(pages) for a in page["callback_answers"]),
+                    key=lambda answer: answer["date"])}
+
+    def recent(self, after_message_id: int = 0) -> list[dict[str, Any]]:
+        """The messages the user sees whose message_id is above
+        ``after_message_id``, oldest first: only the pages that hold them are
+        read, so a long chat costs no more than a short one."""
+        found: list[dict[str, Any]] = []
+        for page in self.operator.user_chat_pages(self.user_id, self.bot.id,
+                                                  limit=self.page_limit):
+            newer = [m for m in page["messages"] if m["message_id"] > after_message_id]
+            found[:0] = newer
+            if len(newer) < len(page["messages"]):
+                break
+        return found
 
     def messages_from_bot(self) -> list[dict[str, Any]]:
         return [m for m in self.chat()["messages"] if m["from_bot"]]
@@ -90,7 +117,7 @@ class SimulatedUser:
 
         deadline = time.monotonic() + timeout
         while True:
-            fresh = [m for m in self.messages_from_bot() if m["message_id"] > self._seen]
+            fresh = [m for m in self.recent(self._seen) if m["from_bot"]]
             for message in fresh:
                 if wanted(message):
                     self._seen = message["message_id"]

@@ -14,7 +14,7 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 - ``botsvc_operator``: the operator API client.
 - ``botsvc_bot``: a fresh bot (``token``, ``base_url`` for the bot under test).
 - ``botsvc_user``: a simulated user of ``botsvc_bot`` (``start()``, ``say()``,
-  ``click()``, ``send_file()``, ``chat()``, ``wait_for_message()``).
+  ``click()``, ``send_file()``, ``chat()``, ``recent()``, ``wait_for_message()``).
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 

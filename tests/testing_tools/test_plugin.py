@@ -83,6 +83,24 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert [m["text"] for m in botsvc_user.chat()["messages"] if "text" in m] == [
                 "/start from_test", "hello", "pick one"]
 
+        def test_a_chat_read_page_by_page(botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            sent = [botsvc_bot.api.send_message(chat_id, f"m{i}", reply_markup={
+                "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}) for i in range(5)]
+            for message in sent[:2]:
+                botsvc_bot.api.answer_callback_query(botsvc_user.click(message, "a"),
+                                                     text=message["text"])
+            botsvc_user.page_limit = 2        # five messages and /start: three pages
+            chat = botsvc_user.chat()
+            assert [m["text"] for m in chat["messages"]] == ["/start", "m0", "m1", "m2", "m3",
+                                                             "m4"]
+            assert [a["text"] for a in chat["callback_answers"]] == ["m0", "m1"]
+            assert [m["text"] for m in botsvc_user.recent(sent[2]["message_id"])] == ["m3", "m4"]
+            assert botsvc_user.wait_for_message("m4")["message_id"] == sent[4]["message_id"]
+            page = botsvc_user.operator.user_get_chat(botsvc_user.user_id, botsvc_bot.id,
+                                                      limit=1)
+            assert [m["text"] for m in page["messages"]] == ["m4"] and page["has_more"] is True
+
         def test_wait_for_message_says_what_it_saw(botsvc_bot, botsvc_user):
             chat_id = botsvc_user.start()
             botsvc_bot.api.send_message(chat_id, "something else")
@@ -115,7 +133,7 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert botsvc_operator.list_bots() == []
     """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=7)
 
 
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):

@@ -61,11 +61,30 @@ def require_active_chat(conn: sqlite3.Connection, bot_id: int, chat_id: str,
     return row
 
 
+def find_user_chat(conn: sqlite3.Connection, bot_id: int, user_id: int) -> sqlite3.Row | None:
+    """The user's chat with the bot, or None before their first Start."""
+    return conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
+                        (bot_id, user_id)).fetchone()
+
+
+def chats_of_user(conn: sqlite3.Connection, user_id: int) -> dict[int, dict]:
+    """Every chat of the user, by bot id: ``{chat: row, last: Message or
+    None}``, the last being the newest message the user sees. One statement:
+    each chat's newest visible message is the end of its index range."""
+    rows = conn.execute(
+        "SELECT c.*, m.message_id, m.date, m.type, m.from_bot, m.content,"
+        " m.reply_to_message_id, m.media_group_id, m.edit_date"
+        " FROM chats c LEFT JOIN messages m ON m.bot_id = c.bot_id AND m.message_id ="
+        " (SELECT MAX(message_id) FROM messages WHERE chat_ref = c.id AND deleted_at IS NULL)"
+        " WHERE c.user_id = ?", (user_id,))
+    return {row["bot_id"]: {"chat": row, "last": None if row["message_id"] is None
+                            else messages.render(row, row["chat_id"])} for row in rows}
+
+
 def user_chat(conn: sqlite3.Connection, bot_id: int, user_id: int) -> sqlite3.Row:
     require_bot(conn, bot_id)
     require_user(conn, user_id)
-    row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
-                       (bot_id, user_id)).fetchone()
+    row = find_user_chat(conn, bot_id, user_id)
     if row is None:
         raise chat_not_found("bot_id")
     return row

@@ -83,6 +83,16 @@ def own_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, messag
     return row
 
 
+def shows_file(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: int,
+               file_id: str) -> bool:
+    """Whether message ``message_id`` of ``chat``, not deleted, shows this file
+    now (an edit may have replaced it). One primary-key read."""
+    row = find_message(conn, bot_id, chat, message_id)
+    if row is None or row["deleted_at"] is not None:
+        return False
+    return (json.loads(row["content"]).get("media") or {}).get("file_id") == file_id
+
+
 def require_reply_target(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
                          message_id: int, field: str = "reply_to_message_id") -> sqlite3.Row:
     """A received or sent message in the same bot and chat, not deleted."""

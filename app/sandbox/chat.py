@@ -7,21 +7,20 @@
   whenever a message, an answer or the membership of that chat changes.
 - ``POST api/<method>``: an operator method, with the same body rules and
   answers as /manage/v1 (JSON, or multipart for userSendMedia).
-- ``GET media/<user>/<bot>/<file_id>``: a file shown in that chat, served as
-  the download route serves it (ranges, ETag, nosniff), for the signed-in
-  person only, and only while a message of that chat shows it. No token, no
-  signed link: the session is the credential.
+- ``GET media/<user>/<bot>/<message_id>/<file_id>``: the file message
+  ``message_id`` of that chat shows, served as the download route serves it
+  (ranges, ETag, nosniff), for the signed-in person only, and only while
+  that message shows it. No token, no signed link: the session is the
+  credential.
 """
 from __future__ import annotations
-
-import sqlite3
 
 from flask import Response, request
 
 from app import disk
 from app.body import is_form_request, parse_body
 from app.db import get_db
-from app.domain import files
+from app.domain import chat_changes, chats, files, messages
 from app.download import file_not_found, file_response
 from app.errors import ApiError, ErrorCode
 from app.manage.dispatch import OPERATOR_METHODS
@@ -29,20 +28,13 @@ from app.sandbox import bp, calls, json_ok, settings
 from app.sandbox.overview import membership
 
 
-def _chat_row(conn: sqlite3.Connection, user_id: int, bot_id: int) -> sqlite3.Row | None:
-    return conn.execute(
-        "SELECT c.*, COALESCE(v.version, 0) AS version FROM chats c"
-        " LEFT JOIN sandbox_chat_versions v ON v.chat_ref = c.id"
-        " WHERE c.bot_id = ? AND c.user_id = ?", (bot_id, user_id)).fetchone()
-
-
 @bp.route("/chats/<int:user_id>/<int:bot_id>/state")
 def chat_state(user_id: int, bot_id: int) -> Response:
     conn = get_db()
     # Read the version before the view: a change in between makes the next
     # poll fetch again, never miss it.
-    chat = _chat_row(conn, user_id, bot_id)
-    version = f"{chat['id']}.{chat['version']}" if chat else "none"
+    chat = chats.find_user_chat(conn, bot_id, user_id)
+    version = f"{chat['id']}.{chat_changes.chat_version(conn, chat)}" if chat else "none"
     if request.args.get("since") == version:
         return json_ok({"version": version, "changed": False})
     try:
@@ -64,21 +56,14 @@ def call(name: str) -> Response:
     return json_ok(calls.run(name, parse_body(request, settings().upload_max_bytes)))
 
 
-@bp.route("/media/<int:user_id>/<int:bot_id>/<file_id>", methods=["GET", "HEAD"])
-def media(user_id: int, bot_id: int, file_id: str) -> Response:
+@bp.route("/media/<int:user_id>/<int:bot_id>/<int:message_id>/<file_id>",
+          methods=["GET", "HEAD"])
+def media(user_id: int, bot_id: int, message_id: int, file_id: str) -> Response:
     conn = get_db()
-    chat = _chat_row(conn, user_id, bot_id)
-    if chat is None or not _chat_shows(conn, chat, file_id):
+    chat = chats.find_user_chat(conn, bot_id, user_id)
+    if chat is None or not messages.shows_file(conn, bot_id, chat, message_id, file_id):
         raise file_not_found()
     row = files.find_clean_file(conn, bot_id, file_id)
     if row is None:
         raise file_not_found()
     return file_response(row)
-
-
-def _chat_shows(conn: sqlite3.Connection, chat: sqlite3.Row, file_id: str) -> bool:
-    """Whether a message of this chat, not deleted, shows this file now."""
-    return conn.execute(
-        "SELECT 1 FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
-        " AND json_extract(content, '$.media.file_id') = ? LIMIT 1",
-        (chat["id"], file_id)).fetchone() is not None

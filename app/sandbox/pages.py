@@ -56,4 +56,4 @@ def chat(user_id: int, bot_id: int):
         state=entry["state"], section="chats",
         chat_urls={"state": url_for("sandbox.chat_state", user_id=user_id, bot_id=bot_id),
                    "media": url_for("sandbox.media", user_id=user_id, bot_id=bot_id,
-                                    file_id="_")})
+                                    message_id=0, file_id="_")})

@@ -8,7 +8,7 @@ import pytest
 
 from app import create_app
 from app.config import Settings
-from app.sandbox import throttle
+from app.domain import signin_throttle as throttle
 
 from contract import ADMIN_TOKEN, NO_RATE_LIMITS, assert_failure
 from sandbox_client import FORM_TOKEN, Person
@@ -17,7 +17,7 @@ ROUTES = [("GET", "/sandbox/"), ("GET", "/sandbox/signin"), ("POST", "/sandbox/s
           ("POST", "/sandbox/signout"), ("GET", "/sandbox/bots"), ("GET", "/sandbox/chats"),
           ("GET", "/sandbox/chats/1/1"), ("GET", "/sandbox/chats/1/1/state"),
           ("POST", "/sandbox/api/createUser"), ("GET", "/sandbox/static/sandbox.css"),
-          ("GET", "/sandbox/static/chat.js"), ("GET", "/sandbox/media/1/1/" + "a" * 48)]
+          ("GET", "/sandbox/static/chat.js"), ("GET", "/sandbox/media/1/1/1/" + "a" * 48)]
 
 
 @pytest.mark.parametrize("method, path", ROUTES)

@@ -123,8 +123,8 @@ def test_a_users_file_goes_through_the_upload_pipeline(person, world):
     assert_failure(mismatch, 400, "INVALID_PARAMETER", field="file", reason="type_mismatch")
 
 
-def media_url(user_id, bot_id, file_id):
-    return f"/sandbox/media/{user_id}/{bot_id}/{file_id}"
+def media_url(user_id, bot_id, message_id, file_id):
+    return f"/sandbox/media/{user_id}/{bot_id}/{message_id}/{file_id}"
 
 
 @pytest.fixture
@@ -137,7 +137,7 @@ def photo(world):
 
 def test_the_media_route_serves_a_file_the_chat_shows(person, world, photo):
     bot, user_id, _ = world
-    url = media_url(user_id, bot.id, photo["media"]["file_id"])
+    url = media_url(user_id, bot.id, photo["message_id"], photo["media"]["file_id"])
     response = person.client.get(url)
     assert response.status_code == 200
     assert response.headers["Content-Type"] == photo["media"]["mime_type"] == "image/png"
@@ -152,26 +152,35 @@ def test_the_media_route_serves_a_file_the_chat_shows(person, world, photo):
 
 def test_the_media_route_checks_who_asks_and_what_the_chat_shows(person, client, world, photo):
     bot, user_id, chat_id = world
-    file_id = photo["media"]["file_id"]
+    file_id, shown_by = photo["media"]["file_id"], photo["message_id"]
     # Signed out: no file, however well the URL is known.
     stranger = client.application.test_client()
-    assert_failure(stranger.get(media_url(user_id, bot.id, file_id)), 401, "UNAUTHORIZED")
+    assert_failure(stranger.get(media_url(user_id, bot.id, shown_by, file_id)), 401,
+                   "UNAUTHORIZED")
     # Another user's chat with the same bot does not show it.
     other = person.ok("createUser")["user_id"]
     person.ok("userStart", user_id=other, bot_id=bot.id)
-    assert_failure(person.client.get(media_url(other, bot.id, file_id)), 404, "FILE_NOT_FOUND")
+    for message_id in (shown_by, shown_by + 1):
+        assert_failure(person.client.get(media_url(other, bot.id, message_id, file_id)), 404,
+                       "FILE_NOT_FOUND")
     # Another bot's chat with the same user does not either.
     second = person.ok("createBot", username="second_bot")["bot"]["id"]
     person.ok("userStart", user_id=user_id, bot_id=second)
-    assert_failure(person.client.get(media_url(user_id, second, file_id)), 404, "FILE_NOT_FOUND")
+    assert_failure(person.client.get(media_url(user_id, second, 1, file_id)), 404,
+                   "FILE_NOT_FOUND")
+    # Another message of the chat (the /start) does not show it.
+    assert_failure(person.client.get(media_url(user_id, bot.id, 1, file_id)), 404,
+                   "FILE_NOT_FOUND")
     # A file of the bot that no message shows; a made-up id.
     uploaded = multipart(bot, "uploadFile", {"file": (b"hidden\n", "h.txt")})
     hidden = uploaded.get_json()["result"]["file_id"]
-    assert_failure(person.client.get(media_url(user_id, bot.id, hidden)), 404, "FILE_NOT_FOUND")
-    assert_failure(person.client.get(media_url(user_id, bot.id, "f" * 48)), 404, "FILE_NOT_FOUND")
+    for made_up in (hidden, "f" * 48):
+        assert_failure(person.client.get(media_url(user_id, bot.id, shown_by, made_up)), 404,
+                       "FILE_NOT_FOUND")
     # Once the message is deleted, the file is gone from the chat.
-    bot.ok("deleteMessage", chat_id=chat_id, message_id=photo["message_id"])
-    assert_failure(person.client.get(media_url(user_id, bot.id, file_id)), 404, "FILE_NOT_FOUND")
+    bot.ok("deleteMessage", chat_id=chat_id, message_id=shown_by)
+    assert_failure(person.client.get(media_url(user_id, bot.id, shown_by, file_id)), 404,
+                   "FILE_NOT_FOUND")
 
 
 def test_after_a_media_edit_only_the_new_file_is_served(person, world, photo):
@@ -179,9 +188,10 @@ def test_after_a_media_edit_only_the_new_file_is_served(person, world, photo):
     other = multipart(bot, "uploadFile", {"file": (image_bytes("PNG", (30, 30)), "q.png")})
     new_id = other.get_json()["result"]["file_id"]
     bot.ok("editMessageMedia", chat_id=chat_id, message_id=photo["message_id"], media=new_id)
-    old = media_url(user_id, bot.id, photo["media"]["file_id"])
+    old = media_url(user_id, bot.id, photo["message_id"], photo["media"]["file_id"])
     assert_failure(person.client.get(old), 404, "FILE_NOT_FOUND")
-    assert person.client.get(media_url(user_id, bot.id, new_id)).status_code == 200
+    assert person.client.get(media_url(user_id, bot.id, photo["message_id"],
+                                       new_id)).status_code == 200
 
 
 def test_a_new_person_signs_in_to_the_same_chats(client, world):

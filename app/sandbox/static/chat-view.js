@@ -1,7 +1,7 @@
 // How one chat's messages look: bubbles, replies, cards, media, keyboards.
 // Pure drawing: every text a bot or user sent is set with textContent, never
 // parsed as markup. What a click does, and where media come from, is the
-// caller's (chat.js), given in ``ctx``: {botName, byId, mediaUrl(fileId),
+// caller's (chat.js), given in ``ctx``: {botName, byId, mediaUrl(message),
 // onReply(message), onPress(message, callbackData, button), onMediaSized()}.
 "use strict";
 
@@ -126,7 +126,7 @@ const ChatView = (() => {
     } else {
       player.controls = true;
     }
-    player.src = ctx.mediaUrl(m.media.file_id);
+    player.src = ctx.mediaUrl(m);
     return sized(player, m.media);
   }
 
@@ -135,7 +135,7 @@ const ChatView = (() => {
     if (m.type === "photo") {
       const img = el("img", "photo");
       img.alt = m.caption || "Photo";
-      img.src = ctx.mediaUrl(media.file_id);
+      img.src = ctx.mediaUrl(m);
       return sized(img, media);
     }
     if (m.type === "video" || m.type === "animation") return video(m, m.type, m.type === "animation");
@@ -148,12 +148,12 @@ const ChatView = (() => {
       const player = el("audio");
       player.controls = true;
       player.preload = "metadata";
-      player.src = ctx.mediaUrl(media.file_id);
+      player.src = ctx.mediaUrl(m);
       box.append(label, player);
       return box;
     }
     const link = el("a", "document");
-    link.href = ctx.mediaUrl(media.file_id);
+    link.href = ctx.mediaUrl(m);
     link.download = media.file_name || "";
     const info = el("span", "document-info");
     info.append(el("b", null, media.file_name), el("span", "muted", `${size(media.file_size)} · ${media.mime_type}`));

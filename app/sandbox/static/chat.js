@@ -19,7 +19,8 @@
   const drawn = new Map();                // item key -> {signature, element}
   const seenAnswers = new Set();
   const {el, snippet, dayOf, daySeparator, bubble, size} = ChatView;
-  const mediaUrl = (fileId) => root.dataset.mediaUrl.replace(/_$/, encodeURIComponent(fileId));
+  const mediaUrl = (m) => root.dataset.mediaUrl.replace(/\/0\/_$/,
+    `/${m.message_id}/${encodeURIComponent(m.media.file_id)}`);
 
   // -- polling -----------------------------------------------------------------
 

@@ -56,13 +56,19 @@ def install(app: Flask, *, access_lines: bool) -> None:
             g.response_status = response.status_code
             g.response_error_code = code = error_code_of(response)
             g.response_duration_ms = round(elapsed_seconds() * 1000, 2)
-            access_log.info("%s %s %d%s %.2f ms", request.method, request.path,
-                            response.status_code, f" {code}" if code else "",
-                            g.response_duration_ms)
+            access_log.log(g.get("access_line_level", logging.INFO), "%s %s %d%s %.2f ms",
+                           request.method, request.path, response.status_code,
+                           f" {code}" if code else "", g.response_duration_ms)
         return response
 
     app.before_request(begin)
     app.after_request(finish)
+
+
+def quiet_access_line() -> None:
+    """This request's access line at DEBUG: for the requests a page repeats
+    every second (the sandbox's polls), which would drown the log at INFO."""
+    g.access_line_level = logging.DEBUG
 
 
 def request_id() -> str:

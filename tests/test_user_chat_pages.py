@@ -5,8 +5,6 @@ returned messages only. Its queries read an index range, never the whole
 history (EXPLAIN QUERY PLAN)."""
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from app.db import connect, transaction
@@ -14,6 +12,7 @@ from app.domain import chats, messages
 from app.domain.chats import require_chat
 
 from contract import assert_invalid
+from query_plans import full_scans, plan, statements_of
 
 KEYBOARD = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
 
@@ -144,26 +143,6 @@ def test_unknown_user_or_chat_still_answer_as_before(operator, bot, new_user):
 
 
 # -- the cost does not grow with the history -------------------------------------
-
-def statements_of(conn: sqlite3.Connection, action) -> list[str]:
-    """The SQL statements ``action`` ran on ``conn``, values bound."""
-    seen: list[str] = []
-    conn.set_trace_callback(seen.append)
-    try:
-        action()
-    finally:
-        conn.set_trace_callback(None)
-    return [s for s in seen if s.lstrip().upper().startswith("SELECT")]
-
-
-def plan(conn: sqlite3.Connection, statement: str) -> list[str]:
-    return [row["detail"] for row in conn.execute("EXPLAIN QUERY PLAN " + statement)]
-
-
-def full_scans(conn: sqlite3.Connection, statement: str) -> list[str]:
-    """The steps of the statement's plan that read a whole table or index."""
-    return [detail for detail in plan(conn, statement) if detail.startswith("SCAN ")]
-
 
 def test_every_query_of_a_page_reads_an_index_range(app, operator, bot, start_chat):
     chat = start_chat(bot)

@@ -10,8 +10,9 @@ CSRF token. The pages act through the operator methods of /manage/v1
 or SQL of their own (sessions and the sign-in throttle included:
 ``app.domain.sandbox_sessions``, ``app.domain.signin_throttle``).
 
-Modules: ``auth`` (sign-in and sign-out), ``pages`` (the bot manager and the
-chats), ``chat`` (the JSON the pages call, and the media route).
+Modules: ``auth`` (sign-in and sign-out), ``pages`` (the bot manager, a
+bot's page and the chats), ``chat`` (the JSON the chat page calls, and the
+media route), ``pulse`` (a bot's calls, delivery and faults, live).
 """
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ SESSION_COOKIE = "botsvc_sandbox"
 # Reached without a session: the sign-in form and the files it needs.
 PUBLIC_ENDPOINTS = {"sandbox.signin", "sandbox.static"}
 # Answer JSON (401 when signed out) rather than a redirect to the sign-in page.
-JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.call", "sandbox.media"}
+JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.chat_history", "sandbox.inspect",
+                  "sandbox.mark_read", "sandbox.user_chats", "sandbox.bot_pulse", "sandbox.call",
+                  "sandbox.media"}
 
 
 def settings():
@@ -104,4 +107,4 @@ def json_ok(result) -> Response:
     return json_response(200, ok_body(result))
 
 
-from app.sandbox import auth, chat, pages  # noqa: E402,F401  (routes)
+from app.sandbox import auth, chat, pages, pulse  # noqa: E402,F401  (routes)

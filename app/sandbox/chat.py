@@ -1,10 +1,20 @@
-"""The JSON the sandbox's scripts call, and the media of a chat.
+"""The JSON the chat page's script calls, and the media of a chat.
 
-- ``GET chats/<user>/<bot>/state?since=V``: the chat as the user sees it
-  (userGetChat) with its membership and a version; when the version is still
-  ``V`` the answer is only ``{changed: false}``, one indexed read, so a page
-  can ask every second. The version is bumped by triggers (migration 0009)
-  whenever a message, an answer or the membership of that chat changes.
+- ``GET chats/<user>/<bot>/state?since=POSITION``: the chat as its user
+  sees it. Without a position (or with one of another chat): the newest page
+  of userGetChat, its journal lines, the membership and a position. With the
+  position the page holds: ``{changed: false}`` while the chat's version is
+  the same (one indexed read, so a page can ask every second), otherwise
+  only what came after it (``app.domain.chat_changes``). Every answer holds
+  the service clock's ``now``, which times an unanswered click.
+- ``GET chats/<user>/<bot>/history?before_message_id=N``: an older page
+  (userGetChat's paging) with its journal lines.
+- ``GET chats/<user>/<bot>/inspect?message_id=N`` (or ``event_id=N``): what
+  the inspector shows of a message: the update its sending or its clicks
+  queued for the bot, the answers, and the bot's calls that sent or changed it.
+- ``POST chats/<user>/<bot>/read``: the user has read up to ``message_id``.
+- ``GET users/<user>/chats?since=V``: the sidebar's chat list (each chat's
+  last message and unread count), ``{changed: false}`` while unchanged.
 - ``POST api/<method>``: an operator method, with the same body rules and
   answers as /manage/v1 (JSON, or multipart for userSendMedia).
 - ``GET media/<user>/<bot>/<message_id>/<file_id>``: the file message
@@ -12,39 +22,151 @@
   (ranges, ETag, nosniff), for the signed-in person only, and only while
   that message shows it. No token, no signed link: the session is the
   credential.
+
+Polls (state, the chat list, the bot's pulse) write their access line at
+DEBUG: a page asks every second.
 """
 from __future__ import annotations
 
 from flask import Response, request
 
-from app import disk
+from app import clock, disk, logs
 from app.body import is_form_request, parse_body
 from app.db import get_db
-from app.domain import chat_changes, chats, files, messages
+from app.domain import bots, callbacks, chat_changes, chat_events, chats, files, messages
+from app.domain.chat_changes import Position
 from app.download import file_not_found, file_response
-from app.errors import ApiError, ErrorCode
+from app.errors import ApiError, ErrorCode, invalid
 from app.manage.dispatch import OPERATOR_METHODS
 from app.sandbox import bp, calls, json_ok, settings
-from app.sandbox.overview import membership
+from app.sandbox.overview import chat_list, membership
+from app.validation import Int, StrictSchema, load
+
+# Messages per page the chat page loads (the newest first, older on scroll).
+PAGE_SIZE = 50
+
+
+def _chat(user_id: int, bot_id: int):
+    """The user's chat with the bot, CHAT_NOT_FOUND (field bot_id) before
+    their first Start; unknown users and bots as the operator API refuses them."""
+    return chats.user_chat(get_db(), bot_id, user_id)
+
+
+def _int_arg(name: str, minimum: int = 0) -> int | None:
+    value = request.args.get(name)
+    if value is None:
+        return None
+    if not value.isdigit() or len(value) > 18 or int(value) < minimum:
+        raise invalid(name, f"{name} must be an integer of at least {minimum}")
+    return int(value)
 
 
 @bp.route("/chats/<int:user_id>/<int:bot_id>/state")
 def chat_state(user_id: int, bot_id: int) -> Response:
+    logs.quiet_access_line()
     conn = get_db()
-    # Read the version before the view: a change in between makes the next
-    # poll fetch again, never miss it.
+    now = clock.now()
     chat = chats.find_user_chat(conn, bot_id, user_id)
-    version = f"{chat['id']}.{chat_changes.chat_version(conn, chat)}" if chat else "none"
+    if chat is None:
+        bots.require_bot(conn, bot_id)   # an unknown bot or user is refused, as
+        bots.require_user(conn, user_id)  # userGetChat refuses them
+        if request.args.get("since") == "none":
+            return json_ok({"version": "none", "now": now, "changed": False})
+        return json_ok({"version": "none", "now": now, "changed": True, "full": True,
+                        "membership": "not started", "chat": None, "events": []})
+    held = Position.parse(request.args.get("since"))
+    if held is not None and held.chat_ref == chat["id"]:
+        if held.version == chat_changes.chat_version(conn, chat):
+            return json_ok({"version": held.text(), "now": now, "changed": False})
+        changes = chat_changes.changes_since(conn, chat, held)
+        if changes is not None:
+            return json_ok({"version": changes["position"].text(), "now": now,
+                            "changed": True, "full": False, "membership": membership(chat),
+                            "status": chat["status"], "messages": changes["messages"],
+                            "deleted": changes["deleted"],
+                            "callback_answers": changes["callback_answers"],
+                            "events": changes["events"]})
+    position = chat_changes.position(conn, chat)
+    view = calls.run("userGetChat", {"user_id": user_id, "bot_id": bot_id,
+                                     "limit": PAGE_SIZE})
+    return json_ok({"version": position.text(), "now": now, "changed": True, "full": True,
+                    "membership": membership(chat), "chat": view,
+                    "events": _page_events(conn, chat, view, None)})
+
+
+def _page_events(conn, chat, page: dict, before: int | None) -> list[dict]:
+    """The journal lines placed among a page's messages: after its first
+    message (after nothing, for the oldest page) and before ``before``."""
+    first = page["messages"][0]["message_id"] if page["messages"] else None
+    after = first - 1 if first is not None and page["has_more"] else -1
+    up_to = messages.NO_MESSAGE_ID_ABOVE if before is None else before - 1
+    return chat_events.events_between(conn, chat, after, up_to)
+
+
+@bp.route("/chats/<int:user_id>/<int:bot_id>/history")
+def chat_history(user_id: int, bot_id: int) -> Response:
+    before = _int_arg("before_message_id", minimum=1)
+    if before is None:
+        raise invalid("before_message_id",
+                      "before_message_id must be the first message_id of the page held")
+    page = calls.run("userGetChat", {"user_id": user_id, "bot_id": bot_id,
+                                     "limit": PAGE_SIZE, "before_message_id": before})
+    chat = _chat(user_id, bot_id)
+    return json_ok({**page, "events": _page_events(get_db(), chat, page, before)})
+
+
+@bp.route("/chats/<int:user_id>/<int:bot_id>/inspect")
+def inspect(user_id: int, bot_id: int) -> Response:
+    conn = get_db()
+    chat = _chat(user_id, bot_id)
+    event_id, message_id = _int_arg("event_id", 1), _int_arg("message_id", 1)
+    if event_id is not None:
+        event = chat_events.find_event(conn, chat, event_id)
+        if event is None:
+            raise invalid("event_id", "No such event in this chat")
+        answers = ([a for a in callbacks.answers_seen(conn, chat, [event["message_id"]])
+                    if a["callback_query_id"] == event["callback_query_id"]]
+                   if event["kind"] == "click" else [])
+        return json_ok({"chat_id": chat["chat_id"], "event": event, "callback_answers": answers})
+    if message_id is None:
+        raise invalid("message_id", "Give message_id or event_id")
+    if messages.find_message(conn, bot_id, chat, message_id) is None:
+        raise invalid("message_id", "No such message in this chat")
+    return json_ok({
+        "chat_id": chat["chat_id"],
+        "message": messages.find_shown(conn, bot_id, chat, message_id),
+        "events": chat_events.events_of_message(conn, chat, message_id),
+        "callback_answers": callbacks.answers_seen(conn, chat, [message_id]),
+    })
+
+
+class ReadSchema(StrictSchema):
+    message_id = Int(min=0, required=True)
+
+
+@bp.route("/chats/<int:user_id>/<int:bot_id>/read", methods=["POST"])
+def mark_read(user_id: int, bot_id: int) -> Response:
+    body = parse_body(request, settings().upload_max_bytes)
+    if body.invalid is not None:
+        raise body.invalid
+    params = load(ReadSchema(), body.params)
+    chats.mark_read(get_db(), bot_id, user_id, params["message_id"])
+    return json_ok(True)
+
+
+@bp.route("/users/<int:user_id>/chats")
+def user_chats(user_id: int) -> Response:
+    logs.quiet_access_line()
+    conn = get_db()
+    bots.require_user(conn, user_id)
+    version = chat_changes.user_chats_version(conn, user_id)
     if request.args.get("since") == version:
         return json_ok({"version": version, "changed": False})
-    try:
-        view = calls.run("userGetChat", {"user_id": user_id, "bot_id": bot_id})
-    except ApiError as error:
-        if error.code != ErrorCode.CHAT_NOT_FOUND:
-            raise
-        view = None  # this user never started this bot
-    return json_ok({"version": version, "changed": True, "membership": membership(chat),
-                    "chat": view})
+    return json_ok({"version": version, "changed": True, "entries": [
+        {"bot_id": e["bot"]["id"], "display_name": e["bot"]["display_name"],
+         "state": e["state"], "preview": e["preview"],
+         "date": e["last"]["date"] if e["last"] else None, "unread": e["unread"]}
+        for e in chat_list(conn, user_id)]})
 
 
 @bp.route("/api/<name>", methods=["POST"])

@@ -42,7 +42,7 @@ def chat_list(conn: sqlite3.Connection, user_id: int) -> list[dict]:
         chat = found.get(bot["id"])
         last = chat["last"] if chat else None
         entries.append({"bot": bot, "state": membership(chat and chat["chat"]), "last": last,
-                        "preview": preview(last)})
+                        "preview": preview(last), "unread": chat["unread"] if chat else 0})
     return entries
 
 
@@ -57,5 +57,16 @@ def preview(message: dict | None) -> str:
     return f"{label}: {detail}" if detail else label
 
 
-def users(conn: sqlite3.Connection) -> list[dict]:
-    return bots.list_users(conn)
+def users(conn: sqlite3.Connection, limit: int) -> list[dict]:
+    """The newest ``limit`` users, oldest first."""
+    return bots.list_users(conn, limit)
+
+
+def find_user(conn: sqlite3.Connection, user_id: int) -> dict | None:
+    return next(iter(bots.list_users(conn, 1, user_id)), None)
+
+
+def find_bot(conn: sqlite3.Connection, bot_id: int) -> dict | None:
+    """A bot as listBots shows it, or None."""
+    row = bots.find_bot(conn, bot_id)
+    return None if row is None else {**bots.render_bot(row), "disabled": bool(row["disabled"])}

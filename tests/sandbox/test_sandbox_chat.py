@@ -23,56 +23,13 @@ def world(person, client):
     return bot, user_id, chat_id
 
 
-def test_state_answers_unchanged_until_the_user_sees_a_change(person, world):
-    bot, user_id, chat_id = world
-    first = person.state(user_id, bot.id)
-    assert first["changed"] is True and first["membership"] == "active"
-    assert [m["text"] for m in first["chat"]["messages"]] == ["/start promo"]
-    assert person.state(user_id, bot.id, first["version"]) == {
-        "version": first["version"], "changed": False}
-    steps = [
-        lambda: bot.ok("sendMessage", chat_id=chat_id, text="hi", reply_markup={
-            "inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}),
-        lambda: bot.ok("editMessageText", chat_id=chat_id, message_id=2, text="hi!"),
-        lambda: bot.ok("answerCallbackQuery", text="Gone", callback_query_id=person.ok(
-            "userClickButton", user_id=user_id, bot_id=bot.id, message_id=2,
-            callback_data="go")["callback_query_id"]),
-        lambda: bot.ok("deleteMessage", chat_id=chat_id, message_id=2),
-        lambda: person.ok("userBlock", user_id=user_id, bot_id=bot.id),
-    ]
-    version = first["version"]
-    for step in steps:
-        step()
-        state = person.state(user_id, bot.id, version)
-        assert state["changed"] is True and state["version"] != version
-        version = state["version"]
-    assert state["membership"] == "blocked"
-    assert [m["message_id"] for m in state["chat"]["messages"]] == [1]
-    # The answer was to message 2, deleted since: a page lists only the
-    # answers of the messages it holds.
-    assert state["chat"]["callback_answers"] == []
-    # A read by the bot, or a click not answered yet, changes nothing the user sees.
-    person.ok("userStart", user_id=user_id, bot_id=bot.id)
-    sent = bot.ok("sendMessage", chat_id=chat_id, text="more", reply_markup={
-        "inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]})
-    version = person.state(user_id, bot.id)["version"]
-    bot.ok("getChat", chat_id=chat_id)
-    person.ok("userClickButton", user_id=user_id, bot_id=bot.id,
-              message_id=sent["message_id"], callback_data="go")
-    assert person.state(user_id, bot.id, version)["changed"] is False
-
-
-def test_state_of_a_chat_not_started_yet(person, world):
+def test_typing_start_and_stop_in_the_composer(person, world):
+    """"/start PARAM" and "/stop" typed in the composer act as on /manage/v1."""
     bot, _, _ = world
     newcomer = person.ok("createUser")["user_id"]
-    state = person.state(newcomer, bot.id)
-    assert state == {"version": "none", "changed": True, "membership": "not started",
-                     "chat": None}
-    assert person.state(newcomer, bot.id, "none")["changed"] is False
-    # "/start PARAM" typed in the composer starts the chat, as on /manage/v1.
     sent = person.ok("userSendMessage", user_id=newcomer, bot_id=bot.id, text="/start ref_7")
     assert sent["text"] == "/start ref_7"
-    assert person.state(newcomer, bot.id, "none")["membership"] == "active"
+    assert person.state(newcomer, bot.id)["membership"] == "active"
     assert bot.ok("getUpdates")[-1]["membership"]["start_parameter"] == "ref_7"
     person.ok("userSendMessage", user_id=newcomer, bot_id=bot.id, text="/stop")
     assert person.state(newcomer, bot.id)["membership"] == "stopped"
@@ -102,10 +59,20 @@ def test_the_sandbox_answers_as_the_operator_api(person, client, world, method, 
     assert mine.get_json() == theirs.get_json()
 
 
-@pytest.mark.parametrize("method", ["reset", "advanceClock", "injectFault", "noSuchMethod",
-                                    "getUpdates"])
+@pytest.mark.parametrize("method", ["reset", "advanceClock", "injectFault", "clearFaults",
+                                    "noSuchMethod", "getUpdates", "setWebhook"])
 def test_only_the_messengers_methods_are_callable(person, method):
+    """The testing tools that change the installation exist only with
+    BOTSVC_TEST_TOOLS=1 (off here), in the sandbox as on /manage/v1."""
     assert_failure(person.call(method), 404, "METHOD_NOT_FOUND")
+
+
+def test_the_clock_and_the_deliveries_are_there_without_the_tools(person, world):
+    bot, _, _ = world
+    clock = person.ok("getClock")
+    assert set(clock) == {"now", "offset"} and clock["offset"] == 0
+    assert person.ok("getWebhookDeliveries", bot_id=bot.id) == {"deliveries": [],
+                                                                "next_cursor": None}
 
 
 def test_a_users_file_goes_through_the_upload_pipeline(person, world):

@@ -1,8 +1,10 @@
-// How one chat's messages look: bubbles, replies, cards, media, keyboards.
-// Pure drawing: every text a bot or user sent is set with textContent, never
+// How one chat's messages look: bubbles, replies, cards, media, keyboards,
+// and the lines of what the user did (Start, Stop, Block, a click). Pure
+// drawing: every text a bot or user sent is set with textContent, never
 // parsed as markup. What a click does, and where media come from, is the
 // caller's (chat.js), given in ``ctx``: {botName, byId, mediaUrl(message),
-// onReply(message), onPress(message, callbackData, button), onMediaSized()}.
+// onReply(message), onPress(message, callbackData), isPending(message,
+// callbackData), onInspect(selection), clickStatus(event), onMediaSized()}.
 "use strict";
 
 const ChatView = (() => {
@@ -61,6 +63,7 @@ const ChatView = (() => {
     const row = el("div", `row ${m.from_bot ? "in" : "out"}`);
     row.id = `msg-${m.message_id}`;
     row.dataset.messageId = m.message_id;
+    row.dataset.inspect = `message:${m.message_id}`;
     const column = el("div", "column");
     const box = el("div", `bubble type-${m.type}${m.media && !m.caption ? " bare" : ""}`);
     if (m.reply_to_message_id) box.append(quote(m.reply_to_message_id));
@@ -75,12 +78,62 @@ const ChatView = (() => {
     reply.title = "Reply";
     reply.setAttribute("aria-label", "Reply");
     reply.addEventListener("click", () => ctx.onReply(m));
+    // The bubble opens the inspector; what is interactive inside it (links,
+    // players, buttons, a quote) keeps its own click.
+    box.addEventListener("click", (event) => {
+      if (event.target.closest("a, button, audio, video, input")) return;
+      ctx.onInspect({kind: "message", id: m.message_id});
+    });
+    box.title = "Click to inspect";
     column.append(box);
     if (m.reply_markup) {
       column.classList.add("has-keyboard");
       column.append(keyboard(m));
     }
     row.append(column, reply);
+    return row;
+  }
+
+  // -- lines: what the user did ------------------------------------------------
+
+  const LINE_TEXT = {restart: "You restarted the bot", unblock: "You unblocked the bot",
+    stop: "You stopped the bot", block: "You blocked the bot"};
+
+  function buttonLabel(message, data) {
+    for (const row of (message && message.reply_markup ? message.reply_markup.inline_keyboard : [])) {
+      for (const spec of row) if (spec.callback_data === data) return spec.text;
+    }
+    return data;
+  }
+
+  function lineText(event) {
+    if (event.kind === "start") {
+      const membership = event.update && event.update.membership;
+      const parameter = membership && membership.start_parameter;
+      return parameter ? `You started the bot (start parameter \u201c${parameter}\u201d)`
+        : "You started the bot";
+    }
+    if (event.kind === "click") {
+      const data = event.update.callback_query.data;
+      return `You pressed \u201c${buttonLabel(ctx.byId.get(event.message_id), data)}\u201d`;
+    }
+    return LINE_TEXT[event.kind] || event.kind;
+  }
+
+  function line(event) {
+    const row = el("div", `line line-${event.kind}`);
+    row.id = `event-${event.event_id}`;
+    row.dataset.inspect = `event:${event.event_id}`;
+    const button = el("button", "line-text", lineText(event));
+    button.type = "button";
+    button.title = event.update ? "Click to see the update your bot received" : "Click to inspect";
+    button.addEventListener("click", () => ctx.onInspect({kind: "event", id: event.event_id}));
+    row.append(button);
+    if (event.kind === "click") {
+      const status = ctx.clickStatus(event);
+      row.dataset.status = status.state;
+      row.append(el("span", `line-status ${status.state}`, status.text));
+    }
     return row;
   }
 
@@ -213,7 +266,11 @@ const ChatView = (() => {
       button.classList.add("copy");
       button.addEventListener("click", () => Sandbox.copy(spec.copy_text));
     } else if (spec.callback_data !== undefined) {
-      button.addEventListener("click", () => ctx.onPress(m, spec.callback_data, button));
+      if (ctx.isPending(m, spec.callback_data)) {
+        button.classList.add("pending");
+        button.setAttribute("aria-busy", "true");
+      }
+      button.addEventListener("click", () => ctx.onPress(m, spec.callback_data));
     } else {
       button.disabled = true;
     }
@@ -230,5 +287,5 @@ const ChatView = (() => {
     return board;
   }
 
-  return {use, el, snippet, dayOf, daySeparator, bubble, size};
+  return {use, el, snippet, dayOf, daySeparator, bubble, line, lineText, buttonLabel, size};
 })();

@@ -246,21 +246,28 @@ const ChatView = (() => {
     try { return new URL(url).protocol === "https:"; } catch (e) { return false; }
   }
 
+  // A button's text in its own box, so that a long one ends in an ellipsis
+  // (a flex container does not ellipsize its text).
+  const label = (text) => el("span", "kb-label", text);
+
   function keyButton(m, spec) {
     if (spec.url !== undefined) {
       if (!isHttps(spec.url)) {
-        const dead = el("span", "kb-btn disabled", spec.text);
+        const dead = el("span", "kb-btn disabled");
+        dead.append(label(spec.text));
         dead.title = "Not an https link: not opened";
         return dead;
       }
-      const link = el("a", "kb-btn link", spec.text);
+      const link = el("a", "kb-btn link");
+      link.append(label(spec.text));
       link.href = spec.url;
       link.target = "_blank";
       link.rel = "noopener noreferrer";
       link.title = spec.url;
       return link;
     }
-    const button = el("button", "kb-btn", spec.text);
+    const button = el("button", "kb-btn");
+    button.append(label(spec.text));
     button.type = "button";
     if (spec.copy_text !== undefined) {
       button.classList.add("copy");

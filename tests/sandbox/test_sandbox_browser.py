@@ -387,11 +387,14 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         time.sleep(0.3)  # let the images settle for the picture
         browser.save_screenshot(str(pictures[0]))
         if os.environ.get("BOTSVC_DOCS_SCREENSHOT") == "1":
+            browser.set_window_size(1440, 900)
             mine.find_element(By.CSS_SELECTOR, ".text").click()
             inspected_json(browser, f"message:{sent['message_id']}", "update")
-            time.sleep(0.3)
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", mine)
+            time.sleep(0.5)
             DOCS_PICTURE.parent.mkdir(exist_ok=True)
             browser.save_screenshot(str(DOCS_PICTURE))
+            browser.set_window_size(1280, 1000)
         # -- a phone: long labels ellipsize, the chat's state shows, nothing scrolls sideways
         long_label = "Add the large oat-milk cappuccino with extra foam to my order"
         bot.call("sendMessage", chat_id=chat_id, text="Anything else?", reply_markup={

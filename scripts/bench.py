@@ -299,6 +299,15 @@ def bench_upload(tmp: Path, rounds: int = 3) -> None:
         upload_part.run(tmp, server, rounds, alternate, median)
 
 
+@part("sandbox")
+def bench_sandbox(tmp: Path) -> None:
+    """The sandbox's chat of 10,000 messages beside one of 10: opening it in
+    Chromium, and the bytes of its polls."""
+    from scripts import bench_sandbox as sandbox_part
+
+    sandbox_part.run(tmp)
+
+
 def main(argv: list[str]) -> None:
     chosen = argv or list(PARTS)
     unknown = [name for name in chosen if name not in PARTS]

@@ -51,12 +51,31 @@
       version = state.version;
       expireClicks();
     } catch (e) {
+      if (gone(e)) {
+        inFlight = false;
+        return;   // nothing more to ask: the page says so
+      }
       delay = ERROR_POLL_MS;
     } finally {
-      inFlight = false;
-      timer = setTimeout(poll, again ? 0 : delay);
-      again = false;
+      if (inFlight) {
+        inFlight = false;
+        timer = setTimeout(poll, again ? 0 : delay);
+        again = false;
+      }
     }
+  }
+
+  // The user or the bot no longer exists (a reset, most likely).
+  function gone(error) {
+    const field = error.parameters && error.parameters.field;
+    if (error.code !== "INVALID_PARAMETER" || !["user_id", "bot_id"].includes(field)) return false;
+    root.dataset.state = "gone";
+    $("membership").textContent = "gone";
+    $("state-text").textContent = "This chat no longer exists: its user or its bot is gone"
+      + " (the installation was reset?). Pick a chat on the left.";
+    $("state-bar").hidden = false;
+    $("composer").hidden = true;
+    return true;
   }
 
   function setMembership(state) {
@@ -206,9 +225,11 @@
       scroller.scrollTop = top + (scroller.scrollHeight - height);   // stay where the reader is
     } catch (e) {
       Sandbox.toast(Sandbox.describe(e), "error");
+      return;
     } finally {
       loadingOlder = false;
     }
+    maybeLoadOlder();   // a short page may not fill the view yet
   }
 
   function maybeLoadOlder() {

@@ -178,10 +178,16 @@
         showTools(pulse);
       }
     } catch (e) {
-      delay = 3000;
+      if (e.code === "INVALID_PARAMETER" && e.parameters.field === "bot_id") {
+        $("feed-empty").hidden = false;
+        $("feed-empty").textContent = "This bot no longer exists (the installation was reset?).";
+        delay = null;   // nothing more to ask
+      } else {
+        delay = 3000;
+      }
     } finally {
       inFlight = false;
-      timer = setTimeout(poll, delay);
+      if (delay !== null) timer = setTimeout(poll, delay);
     }
   }
 

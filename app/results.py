@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from app.domain.files import KINDS
+from app.contract import CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
 from app.validation import CardSchema, InlineKeyboardSchema, OneOf
 
 MESSAGE_TYPES = ("text", "photo", "video", "animation", "audio", "voice", "document", "card")
 MEMBERSHIP_STATUSES = ("active", "stopped")
 BROADCAST_STATUSES = ("queued", "running", "completed", "cancelled")
 RECIPIENT_STATUSES = ("queued", "sent", "failed", "cancelled")
-CHAT_ID = r"^vc_[0-9a-f]{40}$"
-FILE_ID = r"^[a-f0-9]{48}$"
 BOT_TOKEN = r"^[1-9][0-9]*:[A-Za-z0-9_-]{43}$"
 
 
@@ -52,7 +50,7 @@ class ListedBot(Bot):
 
 
 class Chat(Result):
-    id = Pattern(CHAT_ID, required=True)
+    id = Pattern(ecma(CHAT_ID), required=True)
     type = fields.Constant("private", required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     started_at = fields.Integer(required=True)
@@ -60,13 +58,13 @@ class Chat(Result):
 
 
 class MessageChat(Result):
-    id = Pattern(CHAT_ID, required=True)
+    id = Pattern(ecma(CHAT_ID), required=True)
     type = fields.Constant("private", required=True)
 
 
 class MessageMedia(Result):
-    file_id = Pattern(FILE_ID, required=True)
-    kind = OneOf(KINDS, required=True)
+    file_id = Pattern(ecma(FILE_ID), required=True)
+    kind = OneOf(FILE_KINDS, required=True)
     mime_type = fields.String(required=True)
     file_size = fields.Integer(required=True)
     file_name = fields.String()
@@ -96,7 +94,7 @@ MESSAGES = ListOf(Message)
 
 
 class Membership(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     reason = OneOf(("blocked",))
     start_parameter = fields.String()
@@ -104,7 +102,7 @@ class Membership(Result):
 
 class CallbackQuery(Result):
     id = Pattern(r"^[0-9a-f]{32}$", required=True)
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     message_id = fields.Integer(required=True)
     data = fields.String(required=True)
 
@@ -125,12 +123,12 @@ class WebhookInfo(Result):
 
 
 class File(Result):
-    file_id = Pattern(FILE_ID, required=True)
-    kind = OneOf(KINDS, required=True)
+    file_id = Pattern(ecma(FILE_ID), required=True)
+    kind = OneOf(FILE_KINDS, required=True)
     mime_type = fields.String(required=True)
     file_name = fields.String(required=True)
     file_size = fields.Integer(required=True)
-    sha256 = Pattern(r"^[0-9a-f]{64}$", required=True)
+    sha256 = Pattern(ecma(SHA256), required=True)
     width = fields.Integer()
     height = fields.Integer()
     duration = fields.Float(metadata={"description": "seconds, 3 decimals"})
@@ -149,7 +147,7 @@ def NextCursor() -> fields.String:
 
 
 class Subscriber(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     started_at = fields.Integer(required=True)
 
 
@@ -174,7 +172,7 @@ class Broadcast(Result):
 
 
 class Recipient(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(RECIPIENT_STATUSES, required=True)
     message_id = fields.Integer(metadata={"description": "when sent"})
     last_error = fields.String(metadata={"description": "the error_code, when failed"})
@@ -201,7 +199,7 @@ class CreatedUser(Result):
 
 
 class StartedChat(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     update_id = fields.Integer(required=True)
 
 
@@ -219,7 +217,7 @@ class CallbackAnswer(Result):
 
 
 class UserChat(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     messages = ListOf(Message, required=True, metadata={
         "description": "as the user sees them now (edits applied, deleted ones gone): the"

@@ -18,14 +18,12 @@ from urllib.parse import urlsplit
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from app.contract import FILE_ID, MEDIA_TYPES
 from app.domain.keyboards import stored_keyboard
 from app.errors import ApiError, ErrorCode, invalid
 
 TEXT_MAX_BYTES = 16384              # sendMessage, editMessageText, userSendMessage
 CAPTION_MAX_BYTES = 4096
-FILE_ID = re.compile(r"^[a-f0-9]{48}\Z")
-START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
-MEDIA_TYPES = ("photo", "voice", "video", "audio", "document", "animation")
 
 
 def utf8_len(text: str) -> int:

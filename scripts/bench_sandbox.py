@@ -19,10 +19,10 @@ from pathlib import Path
 import requests
 
 from app.config import DATABASE_FILE
-from app.db import connect, migrate, transaction
+from app.db import connect, transaction
 from app.domain import bots, chats, messages
-
-from server_process import running_server
+from app.migrations import migrate
+from tests.support.server_process import running_server
 
 SIZES = (10, 10_000)
 ROUNDS = 5

@@ -23,8 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-from server_process import ROOT, ServerProcess, running_server  # noqa: E402
+from tests.support.server_process import ROOT, ServerProcess, running_server
 
 SCHEMATHESIS = os.path.join(ROOT, ".venv", "bin", "schemathesis")
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",

@@ -19,15 +19,13 @@ import sqlite3
 from dataclasses import dataclass
 
 from app import clock, owner
-from app.db import on_rollback
+from app.contract import FILE_ID
 from app.errors import ApiError, Reason, invalid, media_rejected
 from app.media import MediaConfig, ProcessedFile, process_upload
-from app.validation import FILE_ID
 
 log = logging.getLogger(__name__)
 
 STORAGE_NAME = re.compile(r"^[a-f0-9]{32}\Z")
-KINDS = ("photo", "video", "animation", "audio", "document")
 # What a Message's ``media`` object shows of a file (DECISIONS §3).
 MEDIA_METADATA = ("width", "height", "duration")
 
@@ -140,7 +138,7 @@ def record_file(conn: sqlite3.Connection, bot_id: int, stored: StoredUpload, quo
     if used_bytes(conn, bot_id) + p.file_size > quota:
         raise quota_exceeded(field, quota)
     # A COMMIT that fails (a full disk) takes the row back: the bytes go too.
-    on_rollback(conn, lambda: discard(stored))
+    conn.on_rollback(lambda: discard(stored))
     return conn.execute(
         "INSERT INTO files (file_id, bot_id, kind, mime_type, file_name, file_size, sha256,"
         " metadata, storage_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 
+from app.contract import FILE_KINDS, MEDIA_TYPES
 from app.db import transaction
 from app.domain import files, messages
 from app.domain.chats import check_active, require_active_chat, user_chat, user_message_update
@@ -29,7 +30,6 @@ from app.domain.editing import (
 from app.domain.files import StoredUpload
 from app.errors import Reason, invalid
 from app.media import MediaConfig
-from app.validation import MEDIA_TYPES
 
 GROUP_TYPES = ("photo", "video")
 KINDS_FOR_TYPE = {
@@ -38,7 +38,7 @@ KINDS_FOR_TYPE = {
     "audio": ("audio",),
     "video": ("video",),
     "animation": ("animation",),
-    "document": files.KINDS,
+    "document": FILE_KINDS,
 }
 # The message type a user's file arrives as, unless the user says otherwise.
 TYPE_FOR_KIND = {"photo": "photo", "video": "video", "animation": "animation",

@@ -4,12 +4,12 @@ from __future__ import annotations
 from flask import current_app
 
 from app import results
+from app.contract import START_PARAMETER, USER_CHAT_DEFAULT_LIMIT, USER_CHAT_MAX_LIMIT
 from app.domain import bots, chats, media_messages
 from app.errors import ErrorCode
 from app.manage.dispatch import operator_method
 from app.validation import (
     CALLBACK_DATA_MAX_BYTES,
-    START_PARAMETER,
     Bool,
     Caption,
     FilePart,
@@ -22,9 +22,6 @@ from app.validation import (
     Text,
 )
 
-# userGetChat's page size (DECISIONS §6).
-USER_CHAT_DEFAULT_LIMIT = 100
-USER_CHAT_MAX_LIMIT = 1000
 USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 
 

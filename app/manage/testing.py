@@ -9,7 +9,7 @@ from marshmallow import ValidationError, validate
 
 from app import clock, results
 from app.api.registry import METHODS
-from app.db import after_commit, transaction
+from app.db import transaction
 from app.domain import faults, installation, webhook_deliveries
 from app.domain.bots import require_bot
 from app.jobs import make_periodic_jobs_due, wake_all
@@ -56,7 +56,7 @@ def advance_clock(conn, p):
         make_periodic_jobs_due(conn)
         # Retries, expiries and clean-ups that just became due run now here;
         # the other processes see the new offset at their next tick (<= 1 s).
-        after_commit(conn, wake_all)
+        conn.after_commit(wake_all)
     return clock.reading()
 
 

@@ -5,6 +5,7 @@ routes (DECISIONS §8, described here exactly as that section fixes them).
 """
 from __future__ import annotations
 
+from app.contract import KEY, SHA256, ecma
 from app.errors import ErrorCode
 
 JSON = "application/json"
@@ -24,12 +25,12 @@ SECURITY_SCHEMES = {
 }
 IDEMPOTENCY_KEY = {
     "name": "Idempotency-Key", "required": False,
-    "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
+    "schema": {"type": "string", "pattern": ecma(KEY)},
     "description": "Replays the stored answer of a call with the same key, method and "
                    "parameters (24 hours, per bot); other parameters under the same key are "
                    "IDEMPOTENCY_CONFLICT."}
 REQUEST_ID_HEADER = {
-    "required": True, "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"},
+    "required": True, "schema": {"type": "string", "pattern": ecma(KEY)},
     "description": "The request's own X-Request-Id when it matches the pattern, else a new "
                    "random one (DECISIONS §8); the request's log lines carry it."}
 REQUEST_ID_REF = {"$ref": "#/components/headers/RequestId"}
@@ -159,7 +160,7 @@ def _download(method: str) -> dict:
             _query("id", "signed mode: the file_id in the link"),
             _query("exp", "signed mode: expiry, Unix seconds", {"type": "integer"}),
             _query("sig", "signed mode: the link's signature",
-                   {"type": "string", "pattern": "^[0-9a-f]{64}$"}),
+                   {"type": "string", "pattern": ecma(SHA256)}),
             {"name": "Range", "in": "header", "required": False, "schema": {"type": "string"},
              "description": "one byte range, e.g. bytes=0-1023"},
             {"name": "If-Range", "in": "header", "required": False,

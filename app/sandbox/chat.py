@@ -35,8 +35,8 @@ from app.body import is_form_request, parse_body
 from app.db import get_db
 from app.domain import bots, callbacks, chat_changes, chat_events, chats, files, messages
 from app.domain.chat_changes import Position
-from app.download import file_not_found, file_response
 from app.errors import ApiError, ErrorCode, invalid
+from app.file_response import file_not_found, file_response
 from app.manage.dispatch import OPERATOR_METHODS
 from app.sandbox import bp, calls, json_ok, settings
 from app.sandbox.overview import chat_list, membership
@@ -188,4 +188,4 @@ def media(user_id: int, bot_id: int, message_id: int, file_id: str) -> Response:
     row = files.find_clean_file(conn, bot_id, file_id)
     if row is None:
         raise file_not_found()
-    return file_response(row)
+    return file_response(row, settings().data_dir)

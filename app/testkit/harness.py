@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.contract import USER_CHAT_MAX_LIMIT
 from app.testkit.client import BotApi, Clock, OperatorClient
 
 DEFAULT_WAIT_SECONDS = 10.0
@@ -37,7 +38,7 @@ class SimulatedUser:
     """A messenger user talking to one bot through the operator API."""
 
     # Messages per userGetChat page: its largest, the fewest calls for a chat.
-    page_limit = 1000
+    page_limit = USER_CHAT_MAX_LIMIT
 
     def __init__(self, operator: OperatorClient, bot: TestBot, user_id: int):
         self.operator, self.bot, self.user_id = operator, bot, user_id

@@ -14,8 +14,7 @@ import pytest
 from PIL import Image
 
 from app.media.polyglot import TRAILING_TOLERANCE, find_archive
-
-from media_files import gif_bytes, image_bytes, multipart, pdf_bytes
+from tests.support.media_files import gif_bytes, image_bytes, multipart, pdf_bytes
 
 
 def jar_bytes() -> bytes:

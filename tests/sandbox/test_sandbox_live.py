@@ -10,10 +10,9 @@ import pytest
 
 from app.db import thread_connection
 from app.domain import chat_changes
-
-from contract import BotClient, assert_failure, assert_invalid
-from query_plans import full_scans, statements_of
-from sandbox_client import Person
+from tests.sandbox.sandbox_client import Person
+from tests.support.contract import BotClient, assert_failure, assert_invalid
+from tests.support.query_plans import full_scans, statements_of
 
 KEYBOARD = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
 STATE_KEYS = {"version", "now", "changed", "full", "membership", "status", "messages", "deleted",

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.sandbox.pulse import failing_since
-
-from contract import BotClient, assert_invalid
+from tests.support.contract import BotClient, assert_invalid
 
 
 def attempt(started_at: int, http_status: int | None = None, error: str | None = None) -> dict:
@@ -73,7 +72,7 @@ def test_unknown_bot_and_bad_filters(person, bot):
 
 
 def test_no_faults_without_the_testing_tools(make_app):
-    from sandbox_client import Person
+    from tests.sandbox.sandbox_client import Person
 
     someone = Person(make_app().test_client())
     assert someone.sign_in().status_code == 303

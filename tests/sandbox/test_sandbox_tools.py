@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract import ADMIN_TOKEN, BotClient, assert_failure
-from sandbox_client import Person
+from tests.sandbox.sandbox_client import Person
+from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from app.media import build_test_signature_db
-
-from contract import BotClient, Operator
+from tests.support.contract import BotClient, Operator
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import pytest
 
 from app import clock
 from app.db import connect
-
-from contract import ADMIN_TOKEN, assert_failure, assert_invalid
+from tests.support.contract import ADMIN_TOKEN, assert_failure, assert_invalid
 
 DAY = 24 * 3600
 

@@ -8,8 +8,7 @@ import time
 import pytest
 
 from app.db import connect
-
-from contract import assert_failure, assert_invalid
+from tests.support.contract import assert_failure, assert_invalid
 
 CODES = {"RATE_LIMITED": 429, "BOT_BLOCKED": 403, "BOT_NOT_STARTED": 403,
          "CHAT_NOT_FOUND": 404, "MESSAGE_NOT_FOUND": 404, "BOT_DISABLED": 403,

@@ -8,9 +8,8 @@ import pytest
 
 from app.db import connect
 from app.domain.installation import KEPT_TABLES, RESET_TABLES
-
-from contract import assert_failure, assert_invalid
-from media_files import multipart
+from tests.support.contract import assert_failure, assert_invalid
+from tests.support.media_files import multipart
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 
 from app import metrics
-from webhooks.support import statuses
+from tests.webhooks.support import statuses
 
 
 @pytest.fixture

@@ -44,6 +44,8 @@ from app.validation import Int, StrictSchema, load
 
 # Messages per page the chat page loads (the newest first, older on scroll).
 PAGE_SIZE = 50
+# getBotCalls' largest page: the inspector reads the whole log in the fewest calls.
+CALL_LOG_PAGE = 100
 
 
 def _chat(user_id: int, bot_id: int):
@@ -137,7 +139,45 @@ def inspect(user_id: int, bot_id: int) -> Response:
         "message": messages.find_shown(conn, bot_id, chat, message_id),
         "events": chat_events.events_of_message(conn, chat, message_id),
         "callback_answers": callbacks.answers_seen(conn, chat, [message_id]),
+        "calls": calls_about(bot_id, chat["chat_id"], message_id),
     })
+
+
+def calls_about(bot_id: int, chat_id: str, message_id: int) -> list[dict] | None:
+    """The bot's calls in its call log (getBotCalls: at most its last 1,000,
+    of 24 hours) that sent message ``message_id`` of this chat (the message,
+    or one of an album, in their result) or acted on it (their parameters
+    name it: an edit, a deletion, failed ones too), oldest first, each
+    ``{kind: "sent" | "changed", call}``."""
+    if not calls.is_callable("getBotCalls"):
+        return None   # TEMPORARY: until the call log (getBotCalls) is merged into this branch
+    found, cursor = [], None
+    while True:
+        page = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALL_LOG_PAGE,
+                                         **({"cursor": cursor} if cursor else {})})
+        for call in page["calls"]:
+            kind = _relation(call, chat_id, message_id)
+            if kind:
+                found.append({"kind": kind, "call": call})
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return found[::-1]
+
+
+def _relation(call: dict, chat_id: str, message_id: int) -> str | None:
+    params = call.get("params") or {}
+    if params.get("chat_id") not in (None, chat_id):
+        return None
+    result = call.get("result")
+    sent = result if isinstance(result, list) else [result]
+    if any(isinstance(m, dict) and m.get("message_id") == message_id
+           and (m.get("chat") or {}).get("id") == chat_id for m in sent):
+        return "sent" if call["method"].startswith("send") else "changed"
+    named = params.get("message_ids")
+    if params.get("message_id") == message_id or (isinstance(named, list)
+                                                  and message_id in named):
+        return "changed"
+    return None
 
 
 class ReadSchema(StrictSchema):

@@ -164,7 +164,7 @@ def test_the_inspector_reads_what_the_bot_received(person, world):
     path = f"/sandbox/chats/{user_id}/{bot.id}/inspect"
 
     mine_seen = get(person, path, message_id=mine["message_id"])
-    assert set(mine_seen) == {"chat_id", "message", "events", "callback_answers"}
+    assert set(mine_seen) == {"chat_id", "message", "events", "callback_answers", "calls"}
     assert mine_seen["message"] == mine and mine_seen["chat_id"] == chat_id
     [event] = mine_seen["events"]
     assert event["kind"] == "message" and event["update"] == said

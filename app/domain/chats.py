@@ -238,7 +238,7 @@ def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, messa
 def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int, limit: int,
               before_message_id: int | None = None) -> dict:
     """userGetChat: one page of the chat as the user sees it, newest first
-    chosen, oldest first listed (DECISIONS §6). ``before_message_id`` must be
+    chosen, oldest first listed. ``before_message_id`` must be
     a message of this chat; a deleted one still is (its tombstone keeps its
     place), so a page boundary stays valid when the message it names is
     deleted meanwhile."""

@@ -1,4 +1,4 @@
-"""userGetChat pages through a chat like a messenger (DECISIONS §6): the newest
+"""userGetChat pages through a chat like a messenger (the contract): the newest
 ``limit`` messages (1 to 1000, default 100), or the newest older than
 ``before_message_id``, oldest first; ``has_more``; the callback answers of the
 returned messages only. Its queries read an index range, never the whole

@@ -84,6 +84,13 @@ const ChatView = (() => {
       if (event.target.closest("a, button, audio, video, input")) return;
       ctx.onInspect({kind: "message", id: m.message_id});
     });
+    box.addEventListener("keydown", (event) => {
+      if (event.target === box && (event.key === "Enter" || event.key === " ")) {
+        event.preventDefault();
+        ctx.onInspect({kind: "message", id: m.message_id});
+      }
+    });
+    box.tabIndex = 0;
     box.title = "Click to inspect";
     column.append(box);
     if (m.reply_markup) {

@@ -2,7 +2,7 @@
 
 Every change a chat's user could see (a message sent, edited or deleted, a
 callback answered, the membership changed) bumps the chat's version, by
-triggers in the database (migrations 0009 and 0011), whoever made the
+triggers in the database (migrations 0009 and 0012), whoever made the
 change; an edit or a deletion also records the version it made for that
 message (``sandbox_message_revisions``). A reader holds where it is: the
 version, the newest message_id, answer and journal entry it has seen; it

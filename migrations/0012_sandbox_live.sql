@@ -67,5 +67,5 @@ ALTER TABLE chats ADD COLUMN read_message_id INTEGER NOT NULL DEFAULT 0;
 -- A user's chats (the sandbox's chat list), without reading every chat.
 CREATE INDEX chats_by_user ON chats (user_id);
 
-PRAGMA user_version = 11;
+PRAGMA user_version = 12;
 COMMIT;

@@ -30,6 +30,8 @@ SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 MEDIA_TYPES = ("photo", "voice", "video", "audio", "document", "animation")
 # File.kind.
 FILE_KINDS = ("photo", "video", "animation", "audio", "document")
+# parse_mode: only plain text is supported.
+PARSE_MODES = ("plain",)
 
 # userGetChat's page: 1 to 1000 messages, 100 when not given.
 USER_CHAT_MAX_LIMIT = 1000

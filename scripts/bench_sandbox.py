@@ -22,7 +22,7 @@ from app.config import DATABASE_FILE
 from app.db import connect, transaction
 from app.domain import bots, chats, messages
 from app.migrations import migrate
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 SIZES = (10, 10_000)
 ROUNDS = 5

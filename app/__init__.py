@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from app import clock, disk, logs, metrics, wire
 from app.body import BotsvcRequest
+from app.call_log_writer import EXTENSION, CallLogWriter
 from app.config import Settings
 from app.db import connect, migrate, release_db
 from app.envelope import error_response, http_exception_response, internal_error_response
@@ -40,6 +41,8 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
 
     run_start_jobs(app)   # what processes that died left behind
 
+    if settings.call_log:
+        app.extensions[EXTENSION] = CallLogWriter(settings.db_path)
     app.register_blueprint(api.bp)
     app.register_blueprint(manage.bp)
     app.register_blueprint(download.bp)

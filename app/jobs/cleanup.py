@@ -1,5 +1,5 @@
-"""Clean-up passes: expired updates, idempotency keys and webhook delivery
-records (24 hours of service time) with a WAL checkpoint, chat history past
+"""Clean-up passes: expired updates, idempotency keys, webhook delivery
+records and call log records (24 hours of service time) with a WAL checkpoint, chat history past
 its retention, upload leftovers, and what a killed process left behind.
 The periodic ones run once per interval across all processes (the runner
 claims their turn: ``Job.once_per_interval``)."""
@@ -11,7 +11,7 @@ from flask import current_app
 
 from app import clock, disk, idempotency
 from app.db import checkpoint, transaction
-from app.domain import files, messages, updates, webhook_deliveries
+from app.domain import call_log, files, messages, updates, webhook_deliveries
 
 log = logging.getLogger(__name__)
 DAY_SECONDS = 86400
@@ -23,9 +23,10 @@ def delete_expired_records(conn, settings) -> None:
         keys = idempotency.delete_expired(conn)
         keys += idempotency.release_abandoned_claims(conn)
         records = webhook_deliveries.delete_expired(conn, clock.time())
-    if dropped or keys or records:
-        log.info("clean-up removed %d expired updates, %d idempotency keys and %d webhook"
-                 " delivery records", dropped, keys, records)
+        calls = call_log.delete_expired(conn, clock.time())
+    if dropped or keys or records or calls:
+        log.info("clean-up removed %d expired updates, %d idempotency keys, %d webhook"
+                 " delivery records and %d call log records", dropped, keys, records, calls)
     checkpoint(conn)
 
 

@@ -14,8 +14,8 @@ JOBS: tuple[Job, ...] = (
     Job(WEBHOOKS, 1.0, delivery.deliver_due_webhooks,
         "deliver due updates to webhooks, retries on their schedule (woken by each new update)"),
     Job("delete_expired_records", 60.0, cleanup.delete_expired_records,
-        "drop updates, idempotency keys and webhook delivery records past 24 hours;"
-        " checkpoint the WAL", once_per_interval=True),
+        "drop updates, idempotency keys, webhook delivery and call log records past 24"
+        " hours; checkpoint the WAL", once_per_interval=True),
     Job("sweep_upload_leftovers", 600.0, cleanup.sweep_upload_leftovers,
         "remove quarantine and work files of uploads no longer under way",
         once_per_interval=True),

@@ -3,8 +3,9 @@
 Imported in each worker after the fork (no --preload), so every worker opens
 its own database connections and starts its own scheduler thread.
 """
-from app import create_app, logs
+from app import logs
 from app.config import Settings
+from app.factory import create_app
 
 settings = Settings.from_env()
 logs.configure(settings.log_format)

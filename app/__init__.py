@@ -1,81 +1,21 @@
-"""botsvc: a self-hosted bot messaging service (contract 2.0.0)."""
-from __future__ import annotations
+"""botsvc: a self-hosted bot messaging service (contract 2.0.0).
 
-import contextlib
-import logging
-import os
+The package is layered, top down; a module imports only from its own layer's
+lower neighbours (docs/DEVELOPING.md, held by the import-linter contracts in
+setup.cfg):
 
-from flask import Flask, request
-from werkzeug.exceptions import HTTPException
+- launchers: ``cli`` (the ``botsvc`` command), ``gunicorn_conf``, ``factory``
+  (``create_app``);
+- faces: ``routes`` (download, health, metrics), ``sandbox``, ``openapi``,
+  ``testkit``, ``backup``;
+- methods: ``manage`` (/manage/v1), then ``api`` (/v2);
+- services: ``webhooks``, ``maintenance``, and the request plumbing
+  (``catalogue``, ``body``, ``results``, ``validation``, ``file_response``);
+- ``domain``: plain values and a connection, no Flask;
+- infrastructure: ``jobs``, ``media``, ``idempotency``, ``limits``, ``auth``,
+  ``db``, ``migrations``, ``clock``, ``metrics``, ``disk``, ``errors``,
+  ``config``, ``contract``, ...
 
-from app import clock, disk, logs, metrics, wire
-from app.body import BotsvcRequest
-from app.call_log_writer import EXTENSION, CallLogWriter
-from app.config import Settings
-from app.db import connect, migrate, release_db
-from app.envelope import error_response, http_exception_response, internal_error_response
-from app.errors import ApiError
-from app.media import MediaConfig
-
-log = logging.getLogger(__name__)
-
-
-def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
-    settings = settings or Settings.from_env()
-    metrics.activate(counting=settings.metrics_enabled)
-    metrics.reserve_value_files()
-    app = Flask(__name__)
-    app.request_class = BotsvcRequest
-    app.config["SETTINGS"] = settings
-    free, released = disk.make_room_to_start(settings.data_dir)
-    if released:
-        log.warning(disk.full_disk_warning(free))
-    app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
-    app.config["MEDIA"] = MediaConfig.from_settings(settings)
-    migrate(settings.db_path)
-    with contextlib.closing(connect(settings.db_path)) as conn:
-        clock.refresh(conn)   # the offset survives restarts: start from the stored one
-
-    from app import api, download, health, manage, openapi, sandbox  # noqa: F401  (registers methods)
-    from app.jobs.runner import run_start_jobs
-
-    run_start_jobs(app)   # what processes that died left behind
-
-    if settings.call_log:
-        app.extensions[EXTENSION] = CallLogWriter(settings.db_path)
-    app.register_blueprint(api.bp)
-    app.register_blueprint(manage.bp)
-    app.register_blueprint(download.bp)
-    app.register_blueprint(openapi.bp)
-    app.register_blueprint(sandbox.bp)
-    app.register_blueprint(health.bp)
-    app.register_blueprint(metrics.bp)
-    logs.install(app, access_lines=settings.access_log)
-    app.teardown_appcontext(release_db)
-    app.register_error_handler(ApiError, error_response)
-    app.register_error_handler(HTTPException, http_exception_response)
-    app.register_error_handler(wire.ReadDeadlineExceeded, _sent_too_slowly)
-    app.register_error_handler(Exception, internal_error_response)
-    app.before_request(lambda: wire.refuse_oversized_head(request.environ))
-    app.wsgi_app = wire.settling_bodies(app.wsgi_app)
-
-    if free is None:
-        disk.keep_reserve(settings.data_dir, settings.min_free_bytes)
-    if settings.webhook_allow_private:
-        log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
-                    "private addresses. For local development and CI only.")
-    if start_worker and settings.run_scheduler:
-        from app.jobs import start_worker as start
-        start(app)
-    return app
-
-
-def _sent_too_slowly(_exc):
-    wire.close_connection()
-    return error_response(wire.request_timeout())
-
-
-def _private_dir(data_dir: str, name: str) -> str:
-    path = os.path.join(data_dir, name)
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    return path
+Nothing is imported here, so ``import app.config`` stays cheap (gunicorn's
+master reads its settings that way).
+"""

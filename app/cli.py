@@ -22,13 +22,17 @@ from dataclasses import dataclass, field
 import click
 from flask import Flask
 
-from app import create_app, disk, owner
+from app import disk, owner
+from app.backup import BackupError, backup, restore
 from app.body import RequestBody
 from app.config import Settings
-from app.db import DatabaseNewerThanCode, get_db, migrate
+from app.db import get_db
 from app.errors import ApiError
+from app.factory import create_app
 from app.manage.dispatch import OPERATOR_METHODS, execute
 from app.media import MediaConfig, check_dependencies
+from app.migrations import DatabaseNewerThanCode, migrate
+from app.openapi import document_text
 from app.validation import FilePart, UploadedFile
 
 
@@ -78,7 +82,6 @@ def _say(text: str) -> None:
               "is checked (integrity_check, SHA-256).")
 @click.argument("dest", type=click.Path(file_okay=False))
 def backup_command(dest: str) -> None:
-    from app.backup import BackupError, backup
 
     settings = Settings.from_env(secret=False)
     if not os.path.isfile(settings.db_path):   # before the key is read (or made)
@@ -94,7 +97,6 @@ def backup_command(dest: str) -> None:
               "check it, and apply any newer migrations. Refuses a data dir that is not empty.")
 @click.argument("src", type=click.Path(exists=True, file_okay=False))
 def restore_command(src: str) -> None:
-    from app.backup import BackupError, restore
 
     settings = Settings.from_env(secret=False)   # the key comes from the backup
     try:
@@ -127,7 +129,6 @@ def check_media():
 
 @main.command("openapi", help="Print the OpenAPI document, as GET /openapi.json serves it.")
 def print_openapi():
-    from app.openapi import document_text
 
     click.echo(document_text(Settings.from_env()))
 

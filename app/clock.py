@@ -1,4 +1,4 @@
-"""The service clock (DECISIONS §9): the one source of every time the service
+"""The service clock: the one source of every time the service
 shows or keeps.
 
 Service time is the machine's wall clock plus an offset of whole seconds that
@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import sqlite3
 import time as _time
-
-from app.db import after_commit
 
 MAX_ADVANCE_SECONDS = 365 * 24 * 3600
 
@@ -84,7 +82,7 @@ def advance(conn: sqlite3.Connection, seconds: int) -> int:
     transaction; remembered here once the transaction commits."""
     value = conn.execute("UPDATE platform SET clock_offset = clock_offset + ? WHERE id = 1"
                          " RETURNING clock_offset", (seconds,)).fetchone()[0]
-    after_commit(conn, lambda: remember_offset(value))
+    conn.after_commit(lambda: remember_offset(value))
     return value
 
 
@@ -92,4 +90,4 @@ def set_offset(conn: sqlite3.Connection, value: int) -> None:
     """Set the shared offset (``reset`` puts it back to 0), in the caller's
     write transaction; remembered here once it commits."""
     conn.execute("UPDATE platform SET clock_offset = ? WHERE id = 1", (value,))
-    after_commit(conn, lambda: remember_offset(value))
+    conn.after_commit(lambda: remember_offset(value))

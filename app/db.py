@@ -1,6 +1,8 @@
-"""SQLite access: connections, the one transaction helper, migrations.
+"""SQLite access: connections and the one transaction helper (the migration
+runner is app/migrations.py).
 
-Rules this module enforces (PITFALLS.md, "SQLite under several workers"):
+Rules this module enforces, so that several worker processes share one
+database file without "database is locked" failures or lost writes:
 connections are opened in autocommit mode (``isolation_level=None``) and every
 write unit starts with ``BEGIN IMMEDIATE``, so a writer waits on the busy
 timeout instead of failing at once; per-connection pragmas are set on every
@@ -12,7 +14,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import re
 import sqlite3
 import threading
 
@@ -22,7 +23,6 @@ from app import disk
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "migrations")
 BUSY_TIMEOUT_MS = 15000
 
 
@@ -39,6 +39,31 @@ class Connection(sqlite3.Connection):
 
     write_lock_fd: int | None = None
     db_path: str | None = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # What the open transaction announces once it commits, and what undoes
+        # its side effects (files written beside rows) if it rolls back.
+        self.commit_hooks: list = []
+        self.rollback_hooks: list = []
+
+    def after_commit(self, callback) -> None:
+        """Run ``callback`` once the current transaction commits (now, if none
+        is open); dropped if it rolls back. For wake-ups that must not race
+        the data they announce."""
+        if self.in_transaction:
+            self.commit_hooks.append(callback)
+        else:
+            callback()
+
+    def on_rollback(self, callback) -> None:
+        """Run ``callback`` if what is being written is rolled back (the
+        current savepoint, or the outermost transaction, its COMMIT failing
+        included): for files written beside rows that then never came to be
+        (a full disk at COMMIT must leave no orphan file)."""
+        if not self.in_transaction:
+            raise RuntimeError("on_rollback needs an open transaction")
+        self.rollback_hooks.append(callback)
 
     def acquire_write_lock(self) -> None:
         if self.write_lock_fd is not None:
@@ -83,7 +108,7 @@ def connect(path: str) -> Connection:
 _thread = threading.local()
 
 
-def thread_connection(path: str) -> sqlite3.Connection:
+def thread_connection(path: str) -> Connection:
     """This thread's connection to ``path``, kept open between requests.
 
     Opening per request costs more than the request: a new connection parses
@@ -102,7 +127,7 @@ def thread_connection(path: str) -> sqlite3.Connection:
     return conn
 
 
-def get_db() -> sqlite3.Connection:
+def get_db() -> Connection:
     """The request's connection (this thread's)."""
     if "db" not in g:
         g.db = thread_connection(current_app.config["SETTINGS"].db_path)
@@ -121,7 +146,7 @@ class WriteLockBusy(Exception):
 
 
 @contextlib.contextmanager
-def transaction(conn: sqlite3.Connection, *, wait: bool = True):
+def transaction(conn: Connection, *, wait: bool = True):
     """The one way to write: ``with transaction(conn): ...``.
 
     The outermost use runs ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on
@@ -146,10 +171,10 @@ def transaction(conn: sqlite3.Connection, *, wait: bool = True):
 
 
 @contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection, wait: bool = True):
+def _transaction(conn: Connection, wait: bool = True):
     if conn.in_transaction:
         name = f"sp_{id(object()):x}"
-        hooks = _on_rollback.setdefault(id(conn), [])
+        hooks = conn.rollback_hooks
         registered = len(hooks)
         conn.execute(f"SAVEPOINT {name}")
         try:
@@ -163,10 +188,9 @@ def _transaction(conn: sqlite3.Connection, wait: bool = True):
             raise
         conn.execute(f"RELEASE {name}")
         return
-    locked = getattr(conn, "acquire_write_lock", None) is not None
-    if locked and wait:
+    if wait:
         conn.acquire_write_lock()
-    elif locked and not conn.try_acquire_write_lock():
+    elif not conn.try_acquire_write_lock():
         raise WriteLockBusy()
     try:
         if wait:
@@ -181,19 +205,20 @@ def _transaction(conn: sqlite3.Connection, wait: bool = True):
             # open, or SQLite may have rolled it back already.
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            _after_commit.pop(id(conn), None)
-            for callback in _on_rollback.pop(id(conn), ()):
+            conn.commit_hooks = []
+            undone, conn.rollback_hooks = conn.rollback_hooks, []
+            for callback in undone:
                 callback()
             raise
     finally:
-        if locked:
-            conn.release_write_lock()
-    _on_rollback.pop(id(conn), None)
-    for callback in _after_commit.pop(id(conn), ()):
+        conn.release_write_lock()
+    conn.rollback_hooks = []
+    announced, conn.commit_hooks = conn.commit_hooks, []
+    for callback in announced:
         callback()
 
 
-def _begin_without_waiting(conn: sqlite3.Connection) -> None:
+def _begin_without_waiting(conn: Connection) -> None:
     """BEGIN IMMEDIATE with no busy timeout: SQLITE_BUSY at once when a
     writer that does not take the file lock (a checkpoint, a backup) is at
     work. Once begun, a WAL writer waits on nothing else."""
@@ -206,146 +231,6 @@ def _begin_without_waiting(conn: sqlite3.Connection) -> None:
         raise
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-
-
-_after_commit: dict[int, list] = {}
-_on_rollback: dict[int, list] = {}
-
-
-def after_commit(conn: sqlite3.Connection, callback) -> None:
-    """Run ``callback`` once the current transaction commits (now, if none is
-    open); dropped if it rolls back. For wake-ups that must not race the data
-    they announce."""
-    if conn.in_transaction:
-        _after_commit.setdefault(id(conn), []).append(callback)
-    else:
-        callback()
-
-
-def on_rollback(conn: sqlite3.Connection, callback) -> None:
-    """Run ``callback`` if what is being written is rolled back (the current
-    savepoint, or the outermost transaction, its COMMIT failing included):
-    for files written beside rows that then never came to be (a full disk at
-    COMMIT must leave no orphan file)."""
-    if not conn.in_transaction:
-        raise RuntimeError("on_rollback needs an open transaction")
-    _on_rollback.setdefault(id(conn), []).append(callback)
-
-
-# -- migrations ---------------------------------------------------------------
-
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-_COMMIT = "COMMIT;"
-# The first migration that shipped with the table of names. A database from
-# before that table is taken to hold 0001..user_version, but never this one:
-# no build without the table had it.
-_FIRST_RECORDED_BY_NAME = 6
-
-
-class DatabaseNewerThanCode(Exception):
-    """The database records a migration this code does not have: a newer
-    botsvc migrated it. Its message is one line for the operator."""
-
-
-def migration_files(directory: str = MIGRATIONS_DIR) -> list[tuple[int, str]]:
-    found = []
-    for name in sorted(os.listdir(directory)):
-        match = _MIGRATION_NAME.match(name)
-        if match:
-            found.append((int(match.group(1)), os.path.join(directory, name)))
-    numbers = [n for n, _ in found]
-    if len(set(numbers)) != len(numbers):
-        raise RuntimeError(f"two migrations share a number: {numbers}")
-    return found
-
-
-def migrate(db_path: str, directory: str = MIGRATIONS_DIR) -> int:
-    """Apply every migration not applied yet, exactly once, however many
-    processes start together; refuse a database migrated by newer code.
-
-    Applied migrations are recorded by name (``schema_migrations``), so one
-    that arrives with a lower number than one already applied (branches merged
-    in another order) is still applied. An exclusive file lock serialises the
-    migrating processes; each file carries its own BEGIN ... COMMIT
-    (``executescript`` commits any open transaction first), and its record and
-    ``PRAGMA user_version`` (the highest number applied, for tools that read
-    it) are written inside that same transaction. Returns ``user_version``.
-    """
-    os.makedirs(os.path.dirname(os.path.abspath(db_path)), mode=0o700, exist_ok=True)
-    with open(db_path + ".migrate-lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        conn = connect(db_path)
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            files = [(number, os.path.basename(path), path)
-                     for number, path in migration_files(directory)]
-            applied = _applied_migrations(conn, db_path, files)
-            for number, name, path in files:
-                if name in applied:
-                    continue
-                highest = max([number, *(int(done[:4]) for done in applied)])
-                _apply(conn, name, path, number, highest)
-                applied.add(name)
-                log.info("applied migration %s", name)
-            return conn.execute("PRAGMA user_version").fetchone()[0]
-        finally:
-            conn.close()
-
-
-def _applied_migrations(conn: sqlite3.Connection, db_path: str,
-                        files: list[tuple[int, str, str]]) -> set[str]:
-    """The names recorded as applied; a database from before the table of
-    names gets it now, holding 0001..user_version."""
-    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
-                             " AND name = 'schema_migrations'").fetchone()
-    if has_table:
-        applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
-        unknown = sorted(applied - {name for _, name, _ in files})
-    else:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        by_number = {number: name for number, name, _ in files}
-        applied = {by_number[n] for n in by_number
-                   if n <= version and n != _FIRST_RECORDED_BY_NAME}
-        unknown = [f"{n:04d}" for n in range(1, version + 1) if n not in by_number]
-    if unknown:
-        raise DatabaseNewerThanCode(
-            f"the database {db_path} was migrated by a newer botsvc (migration"
-            f" {', '.join(unknown)} is unknown to this version); run that version,"
-            f" or restore a backup made with this one")
-    if not has_table:
-        with transaction(conn):
-            conn.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY,"
-                         " applied_at INTEGER NOT NULL) WITHOUT ROWID")
-            conn.executemany("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
-                             [(name, _applied_at()) for name in sorted(applied)])
-    return applied
-
-
-def _applied_at() -> int:
-    """When a migration ran: the machine's time (app.clock imports this
-    module, hence the late import)."""
-    from app import clock
-    return int(clock.machine_time())
-
-
-def _apply(conn: sqlite3.Connection, name: str, path: str, number: int, highest: int) -> None:
-    with open(path, encoding="utf-8") as fh:
-        script = fh.read().rstrip()
-    if f"PRAGMA user_version = {number}" not in script:
-        raise RuntimeError(f"{name} must set PRAGMA user_version = {number}")
-    if not script.endswith(_COMMIT):
-        raise RuntimeError(f"{name} must end with {_COMMIT}")
-    # The record joins the file's own transaction: applied and recorded are one
-    # step. ``name`` matched _MIGRATION_NAME, so it is safe as a literal.
-    script = (script[:-len(_COMMIT)]
-              + f"INSERT INTO schema_migrations (name, applied_at) VALUES ('{name}', {_applied_at()});\n"
-              + f"PRAGMA user_version = {highest};\n{_COMMIT}\n")
-    try:
-        conn.executescript(script)
-    except sqlite3.Error:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def checkpoint(conn: sqlite3.Connection) -> None:

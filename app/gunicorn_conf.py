@@ -1,5 +1,11 @@
 """gunicorn settings for scripts/server (and scripts/bench's bare endpoint)."""
+import sys
+
+from app import metrics
 from app.config import Settings
+from app.jobs.scheduler import stop_worker
+from app.logs import gunicorn_logconfig
+from app.migrations import DatabaseNewerThanCode, migrate
 
 # Read and checked with every other setting: a bad value stops the start here
 # with one line naming it. The signing key is left to the workers.
@@ -33,8 +39,6 @@ accesslog = None
 
 def _logconfig():
     # gunicorn's own lines in the format of the application's (JSON or text).
-    from app.logs import gunicorn_logconfig
-
     return gunicorn_logconfig(settings.log_format)
 
 
@@ -44,14 +48,10 @@ logconfig_dict = _logconfig() or {}
 def worker_exit(server, worker):
     # Stop this worker's scheduler before the interpreter exits, so that no
     # tick is submitted to an executor that is already shut down.
-    from app.jobs.scheduler import stop_worker
-
     stop_worker()
 
 
 def child_exit(server, worker):
-    from app import metrics
-
     metrics.worker_exited(worker.pid)
 
 
@@ -60,11 +60,6 @@ def on_starting(server):
     # each worker's create_app); on a database that a newer botsvc migrated,
     # the server stops here with one line. The connection is closed before
     # the workers fork.
-    import sys
-
-    from app import metrics
-    from app.db import DatabaseNewerThanCode, migrate
-
     try:
         migrate(settings.db_path)
     except DatabaseNewerThanCode as refused:

@@ -1,4 +1,4 @@
-"""Idempotency-Key handling (SPEC "Idempotency", DECISIONS §5).
+"""Idempotency-Key handling.
 
 Keys are scoped to one bot and kept 24 hours. The fingerprint is the method
 plus the canonical form of the parsed request. Stored and replayed: every 2xx
@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 from dataclasses import dataclass
 
 from app import clock, owner
+from app.contract import KEY
 from app.db import transaction
 from app.errors import ApiError, ErrorCode, invalid
 
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
+KEY_PATTERN = KEY
 RETENTION_SECONDS = 24 * 3600
 WAIT_FOR_RUNNING_SECONDS = 5.0
 CLAIM_LEASE_SECONDS = 900.0   # for claims whose process cannot be checked

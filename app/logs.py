@@ -1,4 +1,4 @@
-"""Request ids and the log (DECISIONS §8).
+"""Request ids and the log.
 
 Every response of every route carries ``X-Request-Id``: the client's own when
 it matches ``^[A-Za-z0-9._:-]{1,128}$``, else a new random one. Each request
@@ -23,10 +23,10 @@ import time
 from flask import Flask, Response, g, has_request_context, request
 from pythonjsonlogger.json import JsonFormatter
 
+from app.contract import KEY
 from app.envelope import error_code_of
 
 HEADER = "X-Request-Id"
-_CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
 _METHOD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}\Z")
 CONTEXT_FIELDS = ("request_id", "bot_id", "method", "status", "error_code", "duration_ms")
 TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s [%(request_tag)s] %(message)s"
@@ -41,7 +41,7 @@ def new_request_id() -> str:
 
 
 def request_id_for(presented: str | None) -> str:
-    return presented if presented and _CLIENT_ID.match(presented) else new_request_id()
+    return presented if presented and KEY.match(presented) else new_request_id()
 
 
 def install(app: Flask, *, access_lines: bool) -> None:

@@ -1,5 +1,5 @@
-"""What the methods answer: marshmallow schemas of the resources (SPEC
-"Resources and their fields", DECISIONS §2-3 and §6), named by the catalogue
+"""What the methods answer: marshmallow schemas of the resources the contract
+defines, and of the operator API's answers, named by the catalogue
 entries as their ``result``. They describe; the domain renders. The suite
 checks every answer against them through the OpenAPI document, so a field
 the domain adds or drops without changing them here fails a test.
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from app.domain.call_log import BODY_MAX_BYTES
-from app.domain.files import KINDS
+from app.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
 from app.errors import ErrorCode
 from app.validation import CardSchema, InlineKeyboardSchema, OneOf
 
@@ -20,8 +19,6 @@ MESSAGE_TYPES = ("text", "photo", "video", "animation", "audio", "voice", "docum
 MEMBERSHIP_STATUSES = ("active", "stopped")
 BROADCAST_STATUSES = ("queued", "running", "completed", "cancelled")
 RECIPIENT_STATUSES = ("queued", "sent", "failed", "cancelled")
-CHAT_ID = r"^vc_[0-9a-f]{40}$"
-FILE_ID = r"^[a-f0-9]{48}$"
 BOT_TOKEN = r"^[1-9][0-9]*:[A-Za-z0-9_-]{43}$"
 
 
@@ -54,7 +51,7 @@ class ListedBot(Bot):
 
 
 class Chat(Result):
-    id = Pattern(CHAT_ID, required=True)
+    id = Pattern(ecma(CHAT_ID), required=True)
     type = fields.Constant("private", required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     started_at = fields.Integer(required=True)
@@ -62,13 +59,13 @@ class Chat(Result):
 
 
 class MessageChat(Result):
-    id = Pattern(CHAT_ID, required=True)
+    id = Pattern(ecma(CHAT_ID), required=True)
     type = fields.Constant("private", required=True)
 
 
 class MessageMedia(Result):
-    file_id = Pattern(FILE_ID, required=True)
-    kind = OneOf(KINDS, required=True)
+    file_id = Pattern(ecma(FILE_ID), required=True)
+    kind = OneOf(FILE_KINDS, required=True)
     mime_type = fields.String(required=True)
     file_size = fields.Integer(required=True)
     file_name = fields.String()
@@ -98,7 +95,7 @@ MESSAGES = ListOf(Message)
 
 
 class Membership(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     reason = OneOf(("blocked",))
     start_parameter = fields.String()
@@ -106,7 +103,7 @@ class Membership(Result):
 
 class CallbackQuery(Result):
     id = Pattern(r"^[0-9a-f]{32}$", required=True)
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     message_id = fields.Integer(required=True)
     data = fields.String(required=True)
 
@@ -127,12 +124,12 @@ class WebhookInfo(Result):
 
 
 class File(Result):
-    file_id = Pattern(FILE_ID, required=True)
-    kind = OneOf(KINDS, required=True)
+    file_id = Pattern(ecma(FILE_ID), required=True)
+    kind = OneOf(FILE_KINDS, required=True)
     mime_type = fields.String(required=True)
     file_name = fields.String(required=True)
     file_size = fields.Integer(required=True)
-    sha256 = Pattern(r"^[0-9a-f]{64}$", required=True)
+    sha256 = Pattern(ecma(SHA256), required=True)
     width = fields.Integer()
     height = fields.Integer()
     duration = fields.Float(metadata={"description": "seconds, 3 decimals"})
@@ -151,7 +148,7 @@ def NextCursor() -> fields.String:
 
 
 class Subscriber(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     started_at = fields.Integer(required=True)
 
 
@@ -176,7 +173,7 @@ class Broadcast(Result):
 
 
 class Recipient(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(RECIPIENT_STATUSES, required=True)
     message_id = fields.Integer(metadata={"description": "when sent"})
     last_error = fields.String(metadata={"description": "the error_code, when failed"})
@@ -187,7 +184,7 @@ class RecipientsPage(Result):
     next_cursor = NextCursor()
 
 
-# -- the operator API (DECISIONS §6) ---------------------------------------------
+# -- the operator API -----------------------------------------------------------
 
 class CreatedBot(Result):
     bot = fields.Nested(Bot, required=True)
@@ -203,7 +200,7 @@ class CreatedUser(Result):
 
 
 class StartedChat(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     update_id = fields.Integer(required=True)
 
 
@@ -221,14 +218,14 @@ class CallbackAnswer(Result):
 
 
 class UserChat(Result):
-    chat_id = Pattern(CHAT_ID, required=True)
+    chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     messages = ListOf(Message, required=True, metadata={
         "description": "as the user sees them now: edits applied, deleted ones gone"})
     callback_answers = ListOf(CallbackAnswer, required=True)
 
 
-# -- the testing tools (DECISIONS §9) --------------------------------------------
+# -- the testing tools ----------------------------------------------------------
 
 class ClockReading(Result):
     now = fields.Integer(required=True, metadata={"description": "the service's clock, Unix seconds"})
@@ -275,7 +272,7 @@ class BotCall(Result):
                                                  "bound"})
     truncated = fields.Constant(True, metadata={
         "description": f"params or result was left out: its compact JSON is over "
-                       f"{BODY_MAX_BYTES} bytes"})
+                       f"{CALL_LOG_BODY_MAX_BYTES} bytes"})
 
 
 class BotCallsPage(Result):

@@ -14,8 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-from server_process import ROOT, running_server  # noqa: E402
+from tests.support.server_process import ROOT, running_server
+from tests.webhooks.support import Receiver, statuses
 
 PARTS: dict = {}
 NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
@@ -203,7 +203,6 @@ def bench_webhook(tmp: Path, messages: int = 300, backlog: int = 400, bots: int 
     """Webhook delivery to a local HTTPS receiver beside polling, in one run."""
     import requests
     import trustme
-    from webhooks.support import Receiver, statuses
 
     ca = trustme.CA()
     ca_file = tmp / "ca.pem"

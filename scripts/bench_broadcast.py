@@ -15,7 +15,6 @@ times faster). Usage: .venv/bin/python scripts/bench_broadcast.py [--members N]
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import threading
 import time
@@ -23,9 +22,8 @@ from pathlib import Path
 
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from members import add_members  # noqa: E402
-from server_process import ServerProcess  # noqa: E402
+from tests.support.members import add_members
+from tests.support.server_process import ServerProcess
 
 
 def send_messages(base_url: str, token: str, chat_ids: list[str], threads: int) -> float:

@@ -16,8 +16,7 @@ from pathlib import Path
 import requests
 
 from app.testkit.client import BotApi, OperatorClient
-
-from server_process import running_server
+from tests.support.server_process import running_server
 
 
 def timed(fn) -> float:
@@ -49,7 +48,7 @@ def bench_reset(operator: OperatorClient, rounds: int) -> tuple[list, list]:
 
 
 def bench_retry(operator: OperatorClient, rounds: int) -> tuple[list, list]:
-    from webhooks.support import Receiver
+    from tests.webhooks.support import Receiver
 
     answers = {"status": 200}
     arrived = threading.Condition()

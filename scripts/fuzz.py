@@ -11,7 +11,7 @@ a call without credentials that is not refused.
     scripts/fuzz                      # 200 examples per operation, a random seed
     scripts/fuzz --max-examples 50 --seed 7
 
-The suite runs a bounded, seeded pass (tests/test_fuzz.py).
+The suite runs a bounded, seeded pass (tests/openapi/test_fuzz.py).
 """
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-from server_process import ROOT, ServerProcess, running_server  # noqa: E402
+from tests.support.server_process import ROOT, ServerProcess, running_server
 
 SCHEMATHESIS = os.path.join(ROOT, ".venv", "bin", "schemathesis")
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",

@@ -7,16 +7,14 @@ from marshmallow import fields, validate, validates_schema
 from app import metrics, results
 from app.api.broadcast_delivery import (
     BROADCAST_METHODS,
-    JOB,
     check_payload_references,
     try_payload,
     validate_payload,
 )
 from app.api.registry import Call, api_method
-from app.db import after_commit
 from app.domain import broadcasts
 from app.errors import ErrorCode
-from app.jobs import wake
+from app.jobs import DELIVER_BROADCASTS, wake_after_commit
 from app.limits import BROADCAST
 from app.validation import ChatId, CursorField, LimitField, OneOf, StrictSchema, Text
 
@@ -73,7 +71,7 @@ def create_broadcast(call: Call) -> dict:
     sample = broadcasts.sample_active_recipient(call.conn, row["id"])
     if sample is not None:
         try_payload(call.conn, call.settings, call.bot, p["method"], p["payload"], sample)
-    after_commit(call.conn, lambda: wake(JOB))
+    wake_after_commit(call.conn, DELIVER_BROADCASTS)
     return broadcasts.render_broadcast(row)
 
 
@@ -98,5 +96,5 @@ def get_broadcast_recipients(call: Call) -> dict:
             summary="Cancel what is still queued (sent messages stay)")
 def cancel_broadcast(call: Call) -> bool:
     cancelled = broadcasts.cancel_broadcast(call.conn, call.bot.id, call.params["broadcast_id"])
-    after_commit(call.conn, lambda: metrics.broadcast_recipients("cancelled", cancelled))
+    call.conn.after_commit(lambda: metrics.broadcast_recipients("cancelled", cancelled))
     return True

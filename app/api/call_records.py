@@ -22,9 +22,10 @@ import logging
 from flask import Response, current_app, g
 from flask.globals import app_ctx
 
-from app import clock, idempotency, logs
+from app import clock, logs
 from app.body import RequestBody
 from app.call_log_writer import EXTENSION, CallLogWriter
+from app.contract import KEY
 from app.domain.call_log import BODY_MAX_BYTES, CallRecord, within_bound
 from app.envelope import REPLAY_HEADER, failure_of
 from app.jsontext import dumps
@@ -49,7 +50,7 @@ class CallCapture:
         self.bot_id: int | None = None
         self.secret = b""               # the token's secret part, to keep it out
         # The Idempotency-Key when it is one (an invalid one is refused unused).
-        self.key = key if key is not None and idempotency.KEY_PATTERN.match(key) else None
+        self.key = key if key is not None and KEY.match(key) else None
         self.body: RequestBody | None = None
 
 

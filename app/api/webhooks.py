@@ -1,14 +1,13 @@
-"""Webhooks: setWebhook, deleteWebhook, getWebhookInfo (SPEC Updates rules 3 to
-6). A webhook and polling exclude each other: while one is set, getUpdates
+"""Webhooks: setWebhook, deleteWebhook, getWebhookInfo. A webhook and polling exclude each other: while one is set, getUpdates
 answers WEBHOOK_ACTIVE."""
 from __future__ import annotations
 
 from app import clock, results
 from app.api.registry import Call, api_method
 from app.api.updates import polling_guards
-from app.db import after_commit
 from app.domain import webhooks
 from app.errors import ApiError, ErrorCode
+from app.jobs import DELIVER_WEBHOOKS, wake_after_commit
 from app.validation import Bool, Pattern, Str, StrictSchema
 from app.webhooks import delivery
 from app.webhooks.secret_token import SECRET_TOKEN
@@ -42,7 +41,7 @@ def set_webhook(call: Call) -> bool:
     webhooks.set_webhook(call.conn, call.bot.id, call.params["url"],
                          call.params["secret_token"], call.params["drop_pending_updates"],
                          clock.now())
-    after_commit(call.conn, delivery.wake_deliverer)   # updates may be waiting
+    wake_after_commit(call.conn, DELIVER_WEBHOOKS)   # updates may be waiting
     return True
 
 

@@ -5,27 +5,26 @@ change of recipient states happens in one transaction with the matching
 change of the counters (and, for deliveries, with the message itself), so
 ``queued + sent + failed + cancelled = total`` in every committed state.
 
-Statuses (DECISIONS §2): a broadcast is ``queued`` until the first recipient
+Statuses (the contract's): a broadcast is ``queued`` until the first recipient
 reaches a final state, then ``running``; ``completed`` once every recipient is
 final, or ``cancelled`` by cancelBroadcast. A broadcast created with no
 recipient at all is ``completed`` at once.
 """
 from __future__ import annotations
 
-import re
 import secrets
 import sqlite3
 from dataclasses import dataclass
 
 from app.clock import now
+from app.contract import BROADCAST_ID, CHAT_ID
 from app.domain.bots import is_platform_disabled
 from app.errors import ApiError, ErrorCode
 from app.jsontext import dumps
 from app.pagination import PatternCursor, ScopedIntCursor, page
 
-BROADCAST_ID = re.compile(r"^bc_[0-9a-f]{32}$")
 UNFINISHED = ("queued", "running")
-SUBSCRIBER_CURSOR = PatternCursor(re.compile(r"vc_[0-9a-f]{40}"))
+SUBSCRIBER_CURSOR = PatternCursor(CHAT_ID)
 
 
 def new_broadcast_id() -> str:

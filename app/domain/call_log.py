@@ -16,15 +16,20 @@ import json
 import sqlite3
 from typing import NamedTuple
 
+from app.contract import (
+    CALL_LOG_BODY_MAX_BYTES,
+    CALL_LOG_KEPT_CALLS,
+    CALL_LOG_RETENTION_SECONDS,
+)
 from app.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
 
-KEPT_PER_BOT = 1000
-# A bot's oldest rows are removed in bulk once this many are past the bound.
-TRIM_SLACK = 100
-RETENTION_SECONDS = 24 * 3600
+KEPT_PER_BOT = CALL_LOG_KEPT_CALLS
+RETENTION_SECONDS = CALL_LOG_RETENTION_SECONDS
 # params and result are each kept when their compact JSON is at most this
 # many bytes of UTF-8, and left out (``truncated: true``) otherwise.
-BODY_MAX_BYTES = 16 * 1024
+BODY_MAX_BYTES = CALL_LOG_BODY_MAX_BYTES
+# A bot's oldest rows are removed in bulk once this many are past the bound.
+TRIM_SLACK = 100
 
 
 class CallRecord(NamedTuple):

@@ -9,16 +9,16 @@ import secrets
 import sqlite3
 
 from app.clock import now
+from app.contract import CHAT_ID_HEX_DIGITS, CHAT_ID_PREFIX, START_PARAMETER
 from app.db import transaction
 from app.domain import callbacks, messages
 from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update
 from app.errors import ApiError, ErrorCode, invalid
-from app.validation import START_PARAMETER
 
 
 def new_chat_id() -> str:
-    return "vc_" + secrets.token_hex(20)
+    return CHAT_ID_PREFIX + secrets.token_hex(CHAT_ID_HEX_DIGITS // 2)
 
 
 def render_chat(row: sqlite3.Row) -> dict:

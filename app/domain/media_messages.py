@@ -2,7 +2,7 @@
 their broadcasts), media groups, caption and media edits, and the simulated
 user's media messages.
 
-Which file kinds each message type takes (SPEC Sending rule 3, DECISIONS §2):
+Which file kinds each message type takes (the contract's sending rules):
 photo takes photos; voice and audio take audio; video takes ordinary video;
 animation takes the MP4s made from GIFs; document takes any clean file. A
 file of another kind is INVALID_PARAMETER with reason ``type_mismatch``.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 
+from app.contract import FILE_KINDS, MEDIA_TYPES
 from app.db import transaction
 from app.domain import files, messages
 from app.domain.chats import check_active, require_active_chat, user_chat
@@ -30,7 +31,6 @@ from app.domain.files import StoredUpload
 from app.domain.updates import enqueue_update
 from app.errors import Reason, invalid
 from app.media import MediaConfig
-from app.validation import MEDIA_TYPES
 
 GROUP_TYPES = ("photo", "video")
 KINDS_FOR_TYPE = {
@@ -39,7 +39,7 @@ KINDS_FOR_TYPE = {
     "audio": ("audio",),
     "video": ("video",),
     "animation": ("animation",),
-    "document": files.KINDS,
+    "document": FILE_KINDS,
 }
 # The message type a user's file arrives as, unless the user says otherwise.
 TYPE_FOR_KIND = {"photo": "photo", "video": "video", "animation": "animation",
@@ -90,7 +90,7 @@ def send_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, f
 def send_media_group(conn: sqlite3.Connection, bot_id: int, chat_id: str,
                      items: list[dict]) -> list[dict]:
     """2 to 10 photos and videos as one album: one message each, one shared
-    ``media_group_id``, no buttons and no reply (SPEC Sending rule 5). All or
+    ``media_group_id``, no buttons and no reply (the contract's rule). All or
     nothing: any bad item fails the whole call."""
     chat = require_active_chat(conn, bot_id, chat_id)
     found = []

@@ -10,23 +10,18 @@ import json
 import sqlite3
 
 from app.clock import now
-from app.db import after_commit
+from app.jobs import DELIVER_WEBHOOKS, wake_after_commit
 from app.jsontext import dumps
 
 RETENTION_SECONDS = 24 * 3600
-
-# Called with a bot id after the transaction that queued an update for it
-# commits (the webhook deliverer registers its wake-up here).
-update_listeners: list = []
-
 
 def enqueue_update(conn: sqlite3.Connection, bot_id: int, update: dict) -> int:
     """Queue one Update (without update_id) for ``bot_id``; returns its update_id."""
     update_id = conn.execute(
         "INSERT INTO updates (bot_id, payload, created_at) VALUES (?, ?, ?)",
         (bot_id, dumps(update), now())).lastrowid
-    for listener in update_listeners:
-        after_commit(conn, lambda listener=listener: listener(bot_id))
+    # A bot with a webhook gets it now; for a polling bot the pass finds nothing due.
+    wake_after_commit(conn, DELIVER_WEBHOOKS)
     return update_id
 
 

@@ -1,14 +1,16 @@
-"""Background work, in one place.
+"""Background work, in one place, below every layer that has work to do.
 
-- ``schedule.py``: THE list of jobs (name, interval, entry point). A job that
-  is not in it does not run.
-- ``cleanup.py``, ``delivery.py``: the jobs' entry points, one pass each; the
-  work itself stays in its domain module.
+- ``schedule.py``: THE list of jobs (name, interval, purpose). A job that is
+  not in it does not run.
+- ``actions.py``: what each listed job does, registered by name by the module
+  where the work lives (deliveries in app/api/broadcast_delivery.py and
+  app/webhooks/delivery.py, clean-ups in app/maintenance.py). So this package
+  imports nothing above it, and any layer may wake a job.
 - ``runner.py``: one pass of a job (its connection, the service clock, the
   record of its last start, success and failure in ``job_runs``), and
   ``claim_periodic`` for the jobs that run once per interval across processes.
 - ``scheduler.py``: this process's APScheduler thread, which only ticks, and
-  ``wake``.
+  ``wake_after_commit``/``wake``, the one way to run a job now.
 - ``health.py``: ``job_health``, what the records say (failing, stuck).
 
 APScheduler only ticks; the database is the queue. Every gunicorn worker runs
@@ -16,12 +18,12 @@ every job, so each pass claims its rows atomically in SQLite
 (``UPDATE ... RETURNING`` inside ``BEGIN IMMEDIATE``, with a lease a crashed
 claimer lets expire), and a job that must run once per interval across all
 processes claims its turn with ``claim_periodic``.
-
-This module imports neither the list nor the domain modules, so a domain
-module may import ``wake`` from here without a cycle.
 """
-from app.jobs.runner import Job, claim_periodic, make_periodic_jobs_due, run_job
-from app.jobs.scheduler import start_worker, wake, wake_all
+from app.jobs.actions import action
+from app.jobs.runner import claim_periodic, make_periodic_jobs_due, run_job, run_start_jobs
+from app.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS, Job
+from app.jobs.scheduler import start_worker, wake, wake_after_commit, wake_all
 
-__all__ = ["Job", "claim_periodic", "make_periodic_jobs_due", "run_job", "start_worker",
-           "wake", "wake_all"]
+__all__ = ["DELIVER_BROADCASTS", "DELIVER_WEBHOOKS", "JOBS", "Job", "action", "claim_periodic",
+           "make_periodic_jobs_due", "run_job", "run_start_jobs", "start_worker", "wake",
+           "wake_after_commit", "wake_all"]

@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from app import clock
 from app.db import thread_connection, transaction
 from app.jobs import records
+from app.jobs.schedule import JOBS, Job
 
 log = logging.getLogger(__name__)
 # A claim lasts a second less than the tick, so the next tick always finds it due.
 CLAIM_SLACK_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class Job:
-    name: str
-    # Seconds between ticks in every process; None: once at each process start.
-    seconds: float | None
-    run: Callable   # run(conn, settings) -> None, inside an app context
-    purpose: str = ""
-    # True: one pass per interval across all processes (``claim_periodic``);
-    # False: a pass in every process at every tick (the work is claimed row by row).
-    once_per_interval: bool = False
-    # When given and false for the settings, a tick does nothing (and claims
-    # no turn, so turning the setting on makes the next tick run it).
-    wanted: Callable | None = None   # wanted(settings) -> bool
 
 
 def claim_periodic(conn, name: str, interval: float, now: float | None = None) -> bool:
@@ -51,7 +35,6 @@ def make_periodic_jobs_due(conn) -> None:
 
 
 def job_named(name: str) -> Job:
-    from app.jobs.schedule import JOBS  # the list imports every domain module
     for job in JOBS:
         if job.name == name:
             return job
@@ -73,7 +56,7 @@ def run_job(app, job: Job | str) -> None:
                 pass
             elif not job.once_per_interval or claim_periodic(
                     conn, job.name, job.seconds - CLAIM_SLACK_SECONDS):
-                job.run(conn, settings)
+                job.action()(conn, settings)
         except Exception as failure:
             _rollback(conn)
             records.failed(conn, settings.db_path, job, failure)
@@ -84,12 +67,11 @@ def run_job(app, job: Job | str) -> None:
             _rollback(conn)
 
 
-def run_start_jobs(app) -> None:
-    """The listed jobs without an interval, once, at the start of a process.
-    Best effort: a database that cannot be written now (a full disk) leaves
-    their work to the periodic jobs."""
-    from app.jobs.schedule import JOBS
-    for job in JOBS:
+def run_start_jobs(app, jobs) -> None:
+    """The jobs without an interval, once, at the start of a process. Best
+    effort: a database that cannot be written now (a full disk) leaves their
+    work to the periodic jobs."""
+    for job in jobs:
         if job.seconds is None:
             try:
                 run_job(app, job)

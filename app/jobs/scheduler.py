@@ -1,8 +1,8 @@
 """This process's scheduler: an APScheduler thread that only ticks the listed
 jobs (``schedule.JOBS``), and ``wake`` to run one at once.
 
-Every gunicorn worker runs one, with every job (PITFALLS.md: the database is
-the queue, each pass claims its rows atomically), so nothing here is shared
+Every gunicorn worker runs one, with every job (the database is the queue,
+each pass claims its rows atomically), so nothing here is shared
 between processes.
 """
 from __future__ import annotations
@@ -19,8 +19,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from app import disk
 from app.db import connect
-from app.jobs import records
-from app.jobs.runner import Job, run_job
+from app.jobs import actions, records
+from app.jobs.runner import run_job
+from app.jobs.schedule import JOBS, Job
 
 log = logging.getLogger(__name__)
 DISK_FULL_LOG_INTERVAL_SECONDS = 60.0
@@ -32,8 +33,10 @@ class Worker:
     A pass that fails is recorded and logged; the job runs again at its next tick."""
 
     def __init__(self, app, jobs: Sequence[Job] | None = None):
-        if jobs is None:
-            from app.jobs.schedule import JOBS as jobs  # the list imports the domain
+        jobs = JOBS if jobs is None else jobs
+        missing = actions.missing(job.name for job in jobs if job.run is None)
+        if missing:
+            raise RuntimeError(f"no action registered for the jobs {', '.join(missing)}")
         self.app = app
         self.jobs = {job.name: job for job in jobs if job.seconds is not None}
         self._disk_full_logged_at = -DISK_FULL_LOG_INTERVAL_SECONDS
@@ -136,6 +139,13 @@ def wake(name: str) -> None:
     """Ask this process's scheduler to run ``name`` now (no-op without one)."""
     if _worker is not None:
         _worker.wake(name)
+
+
+def wake_after_commit(conn, name: str) -> None:
+    """The one way work announces itself: once the transaction that queued it
+    commits, run job ``name`` now in this process (the other processes find
+    it at their next tick). Nothing happens if the transaction rolls back."""
+    conn.after_commit(lambda: wake(name))
 
 
 def wake_all() -> None:

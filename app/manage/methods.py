@@ -6,12 +6,12 @@ from marshmallow import ValidationError
 
 from app import results
 from app.api.registry import METHODS
+from app.contract import START_PARAMETER
 from app.domain import bots, chats, media_messages
 from app.errors import ErrorCode
 from app.manage.dispatch import operator_method
 from app.validation import (
     CALLBACK_DATA_MAX_BYTES,
-    START_PARAMETER,
     Bool,
     Caption,
     FilePart,

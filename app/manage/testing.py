@@ -1,4 +1,4 @@
-"""The testing tools (DECISIONS §9) as operator methods. getClock and
+"""The testing tools as operator methods. getClock and
 getWebhookDeliveries are always there; the rest exist only with
 BOTSVC_TEST_TOOLS=1 (``test_tool=True``), since they would wreck a real
 installation."""
@@ -8,7 +8,7 @@ from flask import current_app
 from marshmallow import validate
 
 from app import clock, results
-from app.db import after_commit, transaction
+from app.db import transaction
 from app.domain import faults, installation, webhook_deliveries
 from app.domain.bots import require_bot
 from app.jobs import make_periodic_jobs_due, wake_all
@@ -49,7 +49,7 @@ def advance_clock(conn, p):
         make_periodic_jobs_due(conn)
         # Retries, expiries and clean-ups that just became due run now here;
         # the other processes see the new offset at their next tick (<= 1 s).
-        after_commit(conn, wake_all)
+        conn.after_commit(wake_all)
     return clock.reading()
 
 

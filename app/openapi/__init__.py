@@ -1,4 +1,4 @@
-"""The contract as a document (DECISIONS §10): ``GET /openapi.json``,
+"""The contract as a document: ``GET /openapi.json``,
 generated from the method catalogue (document.py), and ``GET /docs``, a page
 of it made with the Swagger UI files vendored in static/ (with their
 licence), served by the service itself under a CSP that allows only 'self'.
@@ -12,6 +12,7 @@ from flask import Blueprint, Response, current_app, send_from_directory
 
 from app.config import Settings
 from app.jsontext import dumps
+from app.openapi.document import build
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 # The page and its assets load nothing but themselves (Swagger UI's icons are
@@ -24,8 +25,6 @@ bp = Blueprint("openapi", __name__, static_folder=STATIC, static_url_path="/docs
 
 @functools.cache
 def _document_text(base_url: str, test_tools: bool) -> str:
-    from app.openapi.document import build  # the catalogue must be complete first
-
     return dumps(build(base_url, test_tools))
 
 

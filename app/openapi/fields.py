@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from marshmallow import fields
 
+from app.contract import FILE_ID, ecma
 from app.validation import (
-    FILE_ID,
     INT64_MAX,
     INT64_MIN,
     ByteLength,
@@ -57,7 +57,7 @@ def file_references(self, field: fields.Field, ret: dict, **kwargs) -> dict:
     if isinstance(field, FileId):
         also = (" In a multipart request, the file itself instead."
                 if isinstance(field, MediaInput) else "")
-        return {"pattern": _ecma(FILE_ID.pattern),
+        return {"pattern": ecma(FILE_ID),
                 "description": _joined(ret, "A file_id of a clean file of this bot (48 "
                                             "lowercase hex); URLs and paths are not accepted."
                                        + also)}
@@ -65,7 +65,7 @@ def file_references(self, field: fields.Field, ret: dict, **kwargs) -> dict:
 
 
 def ecma_patterns(self, field: fields.Field, ret: dict, **kwargs) -> dict:
-    return {"pattern": _ecma(ret["pattern"])} if "pattern" in ret else {}
+    return {"pattern": ecma(ret["pattern"])} if "pattern" in ret else {}
 
 
 def constants(self, field: fields.Field, ret: dict, **kwargs) -> dict:
@@ -80,10 +80,6 @@ ATTRIBUTE_FUNCTIONS = (byte_limits, int64_bounds, file_references, ecma_patterns
 def install(converter) -> None:
     for function in ATTRIBUTE_FUNCTIONS:
         converter.add_attribute_function(function)
-
-
-def _ecma(pattern: str) -> str:
-    return pattern.replace("\\Z", "$")
 
 
 def _joined(ret: dict, sentence: str) -> str:

@@ -22,8 +22,8 @@ from app import disk
 from app.body import is_form_request, parse_body
 from app.db import get_db
 from app.domain import files
-from app.download import file_not_found, file_response
 from app.errors import ApiError, ErrorCode
+from app.file_response import file_not_found, file_response
 from app.manage.dispatch import OPERATOR_METHODS
 from app.sandbox import bp, calls, json_ok, settings
 from app.sandbox.overview import membership
@@ -73,7 +73,7 @@ def media(user_id: int, bot_id: int, file_id: str) -> Response:
     row = files.find_clean_file(conn, bot_id, file_id)
     if row is None:
         raise file_not_found()
-    return file_response(row)
+    return file_response(row, settings().data_dir)
 
 
 def _chat_shows(conn: sqlite3.Connection, chat: sqlite3.Row, file_id: str) -> bool:

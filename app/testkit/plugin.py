@@ -52,7 +52,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
     """The session's installation: ``Botsvc`` for a server started here, or
     for the one BOTSVC_URL and BOTSVC_ADMIN_TOKEN name."""
-    from app.testkit.harness import Botsvc
+    from app.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
 
     url, token = os.environ.get("BOTSVC_URL"), os.environ.get("BOTSVC_ADMIN_TOKEN")
     if url:

@@ -76,7 +76,7 @@ class LocalServer:
         package_dir = os.path.dirname(app.__file__)
         argv = [sys.executable, "-m", "gunicorn", "-c",
                 os.path.join(package_dir, "gunicorn_conf.py"),
-                "app:create_app(start_worker=True)"]
+                "app.factory:create_app(start_worker=True)"]
         with open(self.log_path, "ab") as log:
             # Its own session, so that master and workers stop together.
             self.process = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL,

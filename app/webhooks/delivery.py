@@ -1,4 +1,4 @@
-"""The webhook delivery worker (SPEC Events "Webhook delivery", DECISIONS §5).
+"""The webhook delivery worker.
 
 A pass of the job ``deliver_due_webhooks`` (ticked every second in every
 process, and woken at once in the process that records an update) claims the
@@ -29,17 +29,15 @@ from concurrent.futures import ThreadPoolExecutor
 from app import clock, metrics
 from app.config import Settings
 from app.db import thread_connection
-from app.domain import updates, webhooks
+from app.domain import webhooks
 from app.domain.webhook_deliveries import Attempt
 from app.domain.webhooks import Claim
-from app.jobs import wake
+from app.jobs import DELIVER_WEBHOOKS, action, wake
 from app.webhooks import transport
 from app.webhooks.addresses import default_resolver
 
 log = logging.getLogger(__name__)
 
-# The job that runs a pass (app/jobs/delivery.py), ticked every second.
-JOB = "deliver_due_webhooks"
 SLOTS_PER_PROCESS = 16
 # Longer than any attempt (a 10 s deadline after the DNS answer), so a lease
 # only ever expires when its holder died; then that bot waits this long.
@@ -104,7 +102,7 @@ class Deliverer:
             with self._lock:
                 self._busy -= 1
                 self._lock.notify_all()
-            wake(JOB)   # a slot is free; other bots' heads may be waiting for one
+            wake(DELIVER_WEBHOOKS)   # a slot is free; other bots' heads may be waiting for one
 
     def _attempt(self, conn, claim: Claim) -> Claim | None:
         started_at, started = clock.now(), time.monotonic()
@@ -152,9 +150,9 @@ def forget_deliverer(settings: Settings) -> None:
         deliverer.shutdown()
 
 
-def wake_deliverer(_bot_id: int | None = None) -> None:
-    """Run a pass now in this process (after the update or webhook committed)."""
-    wake(JOB)
-
-
-updates.update_listeners.append(wake_deliverer)
+@action(DELIVER_WEBHOOKS)
+def deliver_due_webhooks(conn, settings: Settings) -> None:
+    """One pass of the job: claim the due queue heads (one per bot, as many as
+    this process has free slots) and hand them to this process's delivery pool.
+    Every process runs it; each claim is a row's lease in SQLite."""
+    deliverer_for(settings).run_pass(conn)

@@ -16,8 +16,7 @@ from app.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
 from app.jobs.runner import run_job
 from app.jsontext import dumps
 from app.media import build_test_signature_db
-
-from contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid
+from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid
 
 MISSING_CHAT = "vc_" + "0" * 40
 ABSENT = object()

@@ -14,8 +14,7 @@ import pytest
 
 from app.errors import ApiError, ErrorCode
 from app.media import MediaConfig, build_test_signature_db, process_upload
-
-from media_files import Samples, Storage, run_ffmpeg
+from tests.support.media_files import Samples, Storage, run_ffmpeg
 
 
 @pytest.fixture(scope="session")

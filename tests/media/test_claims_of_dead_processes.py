@@ -14,10 +14,9 @@ import pytest
 from app import idempotency, owner
 from app.db import connect
 from app.domain import files
-
-from contract import assert_failure
-from media_files import bot_on, multipart
-from owners import dead_owner
+from tests.support.contract import assert_failure
+from tests.support.media_files import bot_on, multipart
+from tests.support.owners import dead_owner
 
 KEY = "upload-order-7"
 NAME = "p.png"

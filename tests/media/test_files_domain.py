@@ -13,8 +13,7 @@ from app.domain import files
 from app.errors import ApiError
 from app.jobs import run_job
 from app.media import ProcessedFile
-
-from media_files import bot_on, multipart
+from tests.support.media_files import bot_on, multipart
 
 
 def stored_upload(app, size: int, name: str = "x.txt") -> files.StoredUpload:

@@ -1,5 +1,5 @@
 """GET and HEAD /download.php: bearer and signed modes, refusals in the
-contract's envelope, the headers of DECISIONS §5, single byte ranges."""
+contract's envelope, the headers the contract fixes, single byte ranges."""
 from __future__ import annotations
 
 import hashlib
@@ -9,9 +9,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from app.domain import file_links
-
-from contract import assert_failure, assert_invalid
-from media_files import multipart
+from tests.support.contract import assert_failure, assert_invalid
+from tests.support.media_files import multipart
 
 TEXT = ("".join(f"line {n:04d} of a plain text document\n" for n in range(100))).encode()
 SIZE = len(TEXT)
@@ -97,7 +96,7 @@ def test_unsafe_names_get_an_ascii_fallback_and_rfc5987(bot):
 
 
 def test_content_disposition_escapes_quotes_and_backslashes():
-    from app.download import content_disposition
+    from app.file_response import content_disposition
 
     assert content_disposition('a"b\\c.txt') == (
         "attachment; filename=\"a_b_c.txt\"; filename*=UTF-8''a%22b%5Cc.txt")
@@ -231,11 +230,22 @@ def test_if_range_with_another_etag_sends_the_whole_file(bot, text_file):
     assert stale.status_code == 200 and stale.data == TEXT
 
 
-def test_the_file_is_streamed_not_read_whole(bot, text_file, monkeypatch):
-    from app import download
+def test_the_file_is_streamed_not_read_whole(bot):
+    large = TEXT * 40   # 160 KB
+    uploaded = multipart(bot, "uploadFile", {"file": (large, "large.txt")}).get_json()["result"]
+    for headers, expected in (({}, large), ({"Range": "bytes=10-"}, large[10:])):
+        response = bearer_get(bot, uploaded["file_id"], headers=headers)
+        chunks = list(response.response)
+        assert len(chunks) > 10 and max(len(chunk) for chunk in chunks) <= 64 * 1024
+        assert b"".join(chunks) == expected
 
-    monkeypatch.setattr(download, "CHUNK_BYTES", 1000)
-    response = bearer_get(bot, text_file["file_id"], headers={"Range": "bytes=10-"})
-    chunks = list(response.response)
-    assert len(chunks) == 4 and max(len(c) for c in chunks) == 1000
-    assert b"".join(chunks) == TEXT[10:]
+
+def test_cache_validators_change_nothing_the_answers_are_200_206_416(bot, text_file):
+    etag = f'"{text_file["sha256"]}"'
+    for headers in ({"If-None-Match": etag}, {"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"},
+                    {"If-Match": '"other"'}, {"If-Unmodified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"}):
+        whole = bearer_get(bot, text_file["file_id"], headers=headers)
+        assert (whole.status_code, whole.data) == (200, TEXT), headers
+        assert "Last-Modified" not in whole.headers
+        part = bearer_get(bot, text_file["file_id"], headers={**headers, "Range": "bytes=0-9"})
+        assert (part.status_code, part.data) == (206, TEXT[:10]), headers

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract import assert_failure, assert_invalid
-from media_files import multipart
+from tests.support.contract import assert_failure, assert_invalid
+from tests.support.media_files import multipart
 
 
 @pytest.fixture

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.jobs import run_job
-
-from contract import assert_failure, assert_invalid
-from media_files import KIND_OF, Storage, bot_on, multipart
+from tests.support.contract import Operator, assert_failure, assert_invalid
+from tests.support.media_files import KIND_OF, Storage, bot_on, multipart
 
 # method -> (media field and message type, a sample of the right kind)
 METHODS = {
@@ -207,7 +206,6 @@ def test_a_direct_upload_takes_the_upload_rate_a_file_id_does_not(make_app, samp
     app = make_app(rate_uploads_per_min=1)
     bot = bot_on(app)
     operator_client = bot.client
-    from contract import Operator
     operator = Operator(operator_client)
     user = operator("createUser")["user_id"]
     chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
@@ -224,7 +222,6 @@ def test_a_direct_upload_takes_the_upload_rate_a_file_id_does_not(make_app, samp
 def test_send_rate_applies_to_media(make_app, samples):
     app = make_app(rate_sends_per_sec=2)
     bot = bot_on(app)
-    from contract import Operator
     operator = Operator(bot.client)
     user = operator("createUser")["user_id"]
     chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]

@@ -10,9 +10,8 @@ import time
 import pytest
 
 from app.domain import file_links
-
-from contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
-from media_files import (
+from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
+from tests.support.media_files import (
     EICAR,
     KIND_OF,
     Storage,

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from app import create_app
 from app.config import Settings
-
-from contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
-from media_files import KIND_OF
-
-BOTSVC = str(Path(sys.executable).parent / "botsvc")
+from app.factory import create_app
+from tests.support.cli import botsvc
+from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
+from tests.support.media_files import KIND_OF
 
 
 def user_send(client, data: bytes, name: str, **params):
@@ -89,12 +84,11 @@ def test_user_media_refusals(bot, chat, client, samples, storage, operator, new_
 
 def test_cli_user_send_media(tmp_path, sigdb, samples):
     data_dir = tmp_path / "cli-data"
-    env = {**os.environ, "BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_CLAMAV_DB": sigdb}
-    env.pop("BOTSVC_CLAMD_SOCKET", None)
+    env = {"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_CLAMAV_DB": sigdb,
+           "BOTSVC_CLAMD_SOCKET": None}
 
     def cli(*args):
-        done = subprocess.run([BOTSVC, *args], env=env, capture_output=True, text=True,
-                              timeout=120)
+        done = botsvc(*args, env=env)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
@@ -115,8 +109,7 @@ def test_cli_user_send_media(tmp_path, sigdb, samples):
     # A refused file is reported on stderr, and leaves nothing behind.
     bad = tmp_path / "x.jpg"
     bad.write_bytes(b"MZ" + b"\x00" * 100)
-    done = subprocess.run([BOTSVC, "user-send-media", str(user), str(created["bot"]["id"]),
-                           str(bad)], env=env, capture_output=True, text=True, timeout=120)
+    done = botsvc("user-send-media", str(user), str(created["bot"]["id"]), str(bad), env=env)
     assert done.returncode == 1
     assert json.loads(done.stderr.strip().splitlines()[-1])["parameters"] == {
         "field": "file", "reason": "unsupported_type"}
@@ -124,14 +117,12 @@ def test_cli_user_send_media(tmp_path, sigdb, samples):
 
 
 def test_cli_check_media(tmp_path, sigdb):
-    env = {**os.environ, "BOTSVC_DATA_DIR": str(tmp_path / "d"), "BOTSVC_CLAMAV_DB": sigdb}
-    env.pop("BOTSVC_CLAMD_SOCKET", None)
-    done = subprocess.run([BOTSVC, "check-media"], env=env, capture_output=True, text=True,
-                          timeout=120)
+    env = {"BOTSVC_DATA_DIR": str(tmp_path / "d"), "BOTSVC_CLAMAV_DB": sigdb,
+           "BOTSVC_CLAMD_SOCKET": None}
+    done = botsvc("check-media", env=env)
     assert done.returncode == 0 and "OK" in done.stdout, done.stderr
     env["BOTSVC_CLAMAV_DB"] = str(tmp_path / "no-such-db")
-    done = subprocess.run([BOTSVC, "check-media"], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = botsvc("check-media", env=env)
     assert done.returncode == 1
     assert json.loads(done.stderr.strip().splitlines()[-1])["parameters"] == {
         "dependency": "clamav"}

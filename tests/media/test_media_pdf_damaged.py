@@ -11,8 +11,8 @@ import pikepdf
 import pytest
 from PIL import Image
 
-from media_files import multipart
-from test_media_pdf import PAGES, catalog, raw_pdf
+from tests.media.test_media_pdf import PAGES, catalog, raw_pdf
+from tests.support.media_files import multipart
 
 PAGE = "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << >> {extra} >>"
 

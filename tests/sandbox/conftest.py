@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.media import build_test_signature_db
-
-from sandbox_client import Person
+from tests.sandbox.sandbox_client import Person
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import io
 import json
 import re
 
-from contract import ADMIN_TOKEN
+from tests.support.contract import ADMIN_TOKEN
 
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 PAGE_TOKEN = re.compile(r'<meta name="csrf-token" content="([^"]+)">')

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from app import create_app
 from app.config import Settings
+from app.factory import create_app
 from app.sandbox import throttle
-
-from contract import ADMIN_TOKEN, NO_RATE_LIMITS, assert_failure
-from sandbox_client import FORM_TOKEN, Person
+from tests.sandbox.sandbox_client import FORM_TOKEN, Person
+from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, assert_failure
 
 ROUTES = [("GET", "/sandbox/"), ("GET", "/sandbox/signin"), ("POST", "/sandbox/signin"),
           ("POST", "/sandbox/signout"), ("GET", "/sandbox/bots"), ("GET", "/sandbox/chats"),

@@ -26,10 +26,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from media_files import Samples
-from server_process import REPO, running_server
+from tests.support.media_files import Samples
+from tests.support.server_process import REPO, running_server
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
-from media_files import EICAR, image_bytes, multipart
-from sandbox_client import Person
+from tests.sandbox.sandbox_client import Person
+from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
+from tests.support.media_files import EICAR, image_bytes, multipart
 
 
 @pytest.fixture

@@ -5,16 +5,15 @@ no caching)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from app.sandbox import CSP
+from tests.support.contract import ADMIN_TOKEN, BotClient
+from tests.support.paths import REPO
 
-from contract import ADMIN_TOKEN, BotClient
-
-STATIC = Path(__file__).resolve().parents[2] / "app" / "sandbox" / "static"
-TEMPLATES = Path(__file__).resolve().parents[2] / "app" / "sandbox" / "templates" / "sandbox"
+STATIC = REPO / "app" / "sandbox" / "static"
+TEMPLATES = REPO / "app" / "sandbox" / "templates" / "sandbox"
 HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(2)>', "'><svg onload=alert(3)>"]
 
 

@@ -1,4 +1,4 @@
-"""The testing tools (DECISIONS §9) switched on, as BOTSVC_TEST_TOOLS=1 does."""
+"""The testing tools switched on, as BOTSVC_TEST_TOOLS=1 does."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -6,8 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from app.media import build_test_signature_db
-
-from contract import BotClient, Operator
+from tests.support.contract import BotClient, Operator
 
 
 @pytest.fixture

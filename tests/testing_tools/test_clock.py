@@ -1,4 +1,4 @@
-"""getClock and advanceClock (DECISIONS §9): one service clock with a shared
+"""getClock and advanceClock: one service clock with a shared
 offset, followed by every date, retention and rate window."""
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 
 from app import clock
 from app.db import connect
-
-from contract import ADMIN_TOKEN, assert_failure, assert_invalid
+from tests.support.contract import ADMIN_TOKEN, assert_failure, assert_invalid
 
 DAY = 24 * 3600
 

@@ -1,4 +1,4 @@
-"""injectFault and clearFaults (DECISIONS §9): the bot's next calls of a
+"""injectFault and clearFaults: the bot's next calls of a
 method held and failed on demand, checked right after the token, taking no
 rate and stored under no Idempotency-Key."""
 from __future__ import annotations
@@ -8,8 +8,7 @@ import time
 import pytest
 
 from app.db import connect
-
-from contract import assert_failure, assert_invalid
+from tests.support.contract import assert_failure, assert_invalid
 
 CODES = {"RATE_LIMITED": 429, "BOT_BLOCKED": 403, "BOT_NOT_STARTED": 403,
          "CHAT_NOT_FOUND": 404, "MESSAGE_NOT_FOUND": 404, "BOT_DISABLED": 403,

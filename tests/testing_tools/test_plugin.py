@@ -8,8 +8,7 @@ import socket
 import pytest
 
 from app.testkit.server import LocalServer
-
-from server_process import running_server
+from tests.support.server_process import running_server
 
 pytestmark = pytest.mark.server
 

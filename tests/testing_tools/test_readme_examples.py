@@ -3,9 +3,9 @@ which the suite runs: what a reader copies is what is tested."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
+
 EXAMPLES = REPO / "tests" / "examples"
 SHOWN = re.compile(r"^\*\*`(tests/examples/[^`]+)`\*\*\n\n```[a-z]*\n(.*?)^```$",
                    re.MULTILINE | re.DOTALL)

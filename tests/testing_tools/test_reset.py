@@ -1,4 +1,4 @@
-"""reset (DECISIONS §9): the installation empty again, in one transaction,
+"""reset: the installation empty again, in one transaction,
 the stored files too; settings and the signing key stay; ids go on."""
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import pytest
 
 from app.db import connect
 from app.domain.installation import KEPT_TABLES, RESET_TABLES
-
-from contract import assert_failure, assert_invalid
-from media_files import multipart
+from tests.support.contract import assert_failure, assert_invalid
+from tests.support.media_files import multipart
 
 
 @pytest.fixture

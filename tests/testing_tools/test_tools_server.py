@@ -11,11 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-from webhooks.support import Receiver
 
 from app.testkit.client import BotApi, BotsvcError, OperatorClient
-
-from server_process import running_server
+from tests.support.server_process import running_server
+from tests.webhooks.support import Receiver
 
 pytestmark = pytest.mark.server
 SECRET = "server-test-secret-token"

@@ -14,9 +14,9 @@ import pytest
 import trustme
 import urllib3.util.connection
 
-from app.jobs import run_job
+from app.jobs import DELIVER_WEBHOOKS, run_job
 from app.webhooks import delivery
-from webhooks.support import HOST, SECRET, Receiver, answer
+from tests.webhooks.support import HOST, SECRET, Receiver, answer
 
 HOOK_HOST = "hooks.example.test"
 
@@ -162,7 +162,7 @@ def run_pass(app):
     settings = app.config["SETTINGS"]
 
     def run() -> None:
-        run_job(app, delivery.JOB)
+        run_job(app, DELIVER_WEBHOOKS)
         assert delivery.deliverer_for(settings).wait_idle(30)
 
     yield run

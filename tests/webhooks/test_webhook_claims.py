@@ -11,11 +11,10 @@ import pytest
 
 from app.db import thread_connection
 from app.domain import webhooks
-from app.jobs import scheduler
-from app.jobs.delivery import deliver_due_webhooks
-from app.jobs.runner import Job
+from app.jobs import DELIVER_WEBHOOKS, Job, scheduler
 from app.webhooks import delivery
-from webhooks.support import HOST, SECRET, hold, received_ids, statuses
+from app.webhooks.delivery import deliver_due_webhooks
+from tests.webhooks.support import HOST, SECRET, hold, received_ids, statuses
 
 
 @pytest.fixture
@@ -179,7 +178,7 @@ class TestWakeUp:
 
     @pytest.fixture
     def running_worker(self, app, monkeypatch):
-        slow_tick = Job(delivery.JOB, 60.0, deliver_due_webhooks)
+        slow_tick = Job(DELIVER_WEBHOOKS, 60.0, run=deliver_due_webhooks)
         started = scheduler.start_worker(app, [slow_tick])
         yield started
         started.shutdown()

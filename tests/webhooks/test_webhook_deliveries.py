@@ -1,4 +1,4 @@
-"""getWebhookDeliveries (DECISIONS §9): every delivery attempt recorded when
+"""getWebhookDeliveries: every delivery attempt recorded when
 it finishes, newest first, paginated, kept 24 hours; always available."""
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from app.db import thread_connection
 from app.domain import installation, webhooks
 from app.jobs import run_job
 from app.webhooks import delivery
-from webhooks.support import HOST, SECRET, answer, statuses
-
-from contract import assert_invalid
+from tests.support.contract import assert_invalid
+from tests.webhooks.support import HOST, SECRET, answer, statuses
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from app.domain import webhooks
 from app.webhooks import delivery
-from webhooks.support import (
+from tests.webhooks.support import (
     HOST,
     PUBLIC,
     SECRET,

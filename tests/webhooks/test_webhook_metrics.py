@@ -1,9 +1,9 @@
-"""Webhook attempts in /metrics (DECISIONS §8): each attempt counted once,
+"""Webhook attempts in /metrics: each attempt counted once,
 ``delivered`` or ``failed``, after its outcome is recorded."""
 import pytest
 
 from app import metrics
-from webhooks.support import statuses
+from tests.webhooks.support import statuses
 
 
 @pytest.fixture

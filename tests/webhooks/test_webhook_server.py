@@ -13,9 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from webhooks.support import SECRET, statuses
-
-from server_process import running_server
+from tests.support.server_process import running_server
+from tests.webhooks.support import SECRET, statuses
 
 pytestmark = pytest.mark.server
 

@@ -1,0 +1,44 @@
+"""The contract's facts, written once: the shapes of its identifiers and the
+value sets it fixes. Validation, results, the domain and the OpenAPI document
+all read them from here, so a shape cannot differ between what the service
+accepts, what it returns and what it documents.
+
+Patterns end in ``\\Z`` (``$`` would also match before a final newline); the
+OpenAPI document writes them with ``$`` (``ecma``). This module imports
+nothing of the project: everything may read it.
+"""
+from __future__ import annotations
+
+import re
+
+# chat_id: "vc_" and 40 lowercase hex digits, random per (bot, user) pair.
+CHAT_ID_PREFIX = "vc_"
+CHAT_ID_HEX_DIGITS = 40
+CHAT_ID = re.compile(r"^vc_[0-9a-f]{40}\Z")
+# file_id: 48 lowercase hex characters.
+FILE_ID = re.compile(r"^[a-f0-9]{48}\Z")
+# broadcast_id: "bc_" and 32 lowercase hex digits.
+BROADCAST_ID = re.compile(r"^bc_[0-9a-f]{32}\Z")
+# The Start parameter: 1 to 64 ASCII letters, digits, "_" or "-".
+START_PARAMETER = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
+# An Idempotency-Key, and the X-Request-Id a client may bring: the same shape.
+KEY = re.compile(r"^[A-Za-z0-9._:-]{1,128}\Z")
+# A stored file's SHA-256, as File.sha256 and the download route's ETag show it.
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+
+# The six single-media send methods' types (Message.type of a media message).
+MEDIA_TYPES = ("photo", "voice", "video", "audio", "document", "animation")
+# File.kind.
+FILE_KINDS = ("photo", "video", "animation", "audio", "document")
+
+# The bots' call log (getBotCalls): what is kept of each bot, and the bound on
+# a record's params and result (each one's compact JSON, in bytes).
+CALL_LOG_KEPT_CALLS = 1000
+CALL_LOG_RETENTION_SECONDS = 24 * 3600
+CALL_LOG_BODY_MAX_BYTES = 16 * 1024
+
+
+def ecma(pattern: re.Pattern | str) -> str:
+    """A pattern as JSON Schema writes it (ECMA-262 has no ``\\Z``)."""
+    text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+    return text.replace("\\Z", "$")

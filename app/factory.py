@@ -1,0 +1,91 @@
+"""The application factory: ``create_app(settings)`` builds the Flask app of
+one process (gunicorn's worker imports it through wsgi.py; tests call it
+directly): the database migrated, the routes registered, and with
+``start_worker=True`` this process's background scheduler."""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+
+from flask import Flask, request
+from werkzeug.exceptions import HTTPException
+
+# Importing a group of methods registers them, and importing the module that
+# owns a job's work registers its action (app/jobs/actions.py).
+from app import (
+    api,
+    clock,
+    disk,
+    jobs,
+    logs,
+    maintenance,  # noqa: F401  (registers the clean-up jobs' actions)
+    manage,
+    metrics,
+    openapi,
+    routes,
+    sandbox,
+    wire,
+)
+from app.body import BotsvcRequest
+from app.call_log_writer import EXTENSION, CallLogWriter
+from app.config import Settings
+from app.db import connect, release_db
+from app.envelope import error_response, http_exception_response, internal_error_response
+from app.errors import ApiError
+from app.media import MediaConfig
+from app.migrations import migrate
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, *, start_worker: bool = False) -> Flask:
+    settings = settings or Settings.from_env()
+    metrics.activate(counting=settings.metrics_enabled)
+    metrics.reserve_value_files()
+    app = Flask(__name__, static_folder=None)   # the blueprints serve their own
+    app.request_class = BotsvcRequest
+    app.config["SETTINGS"] = settings
+    free, released = disk.make_room_to_start(settings.data_dir)
+    if released:
+        log.warning(disk.full_disk_warning(free))
+    app.config["QUARANTINE_DIR"] = _private_dir(settings.data_dir, "quarantine")
+    app.config["MEDIA"] = MediaConfig.from_settings(settings)
+    migrate(settings.db_path)
+    with contextlib.closing(connect(settings.db_path)) as conn:
+        clock.refresh(conn)   # the offset survives restarts: start from the stored one
+
+    jobs.run_start_jobs(app, jobs.JOBS)   # what processes that died left behind
+
+    if settings.call_log:
+        app.extensions[EXTENSION] = CallLogWriter(settings.db_path)
+    for blueprint in (api.bp, manage.bp, openapi.bp, sandbox.bp, *routes.BLUEPRINTS):
+        app.register_blueprint(blueprint)
+    logs.install(app, access_lines=settings.access_log)
+    app.teardown_appcontext(release_db)
+    app.register_error_handler(ApiError, error_response)
+    app.register_error_handler(HTTPException, http_exception_response)
+    app.register_error_handler(wire.ReadDeadlineExceeded, _sent_too_slowly)
+    app.register_error_handler(Exception, internal_error_response)
+    app.before_request(lambda: wire.refuse_oversized_head(request.environ))
+    app.wsgi_app = wire.settling_bodies(app.wsgi_app)
+
+    if free is None:
+        disk.keep_reserve(settings.data_dir, settings.min_free_bytes)
+    if settings.webhook_allow_private:
+        log.warning("BOTSVC_WEBHOOK_ALLOW_PRIVATE=1: webhook URLs may use http, any port and "
+                    "private addresses. For local development and CI only.")
+    if start_worker and settings.run_scheduler:
+        jobs.start_worker(app)
+    return app
+
+
+def _sent_too_slowly(_exc):
+    wire.close_connection()
+    return error_response(wire.request_timeout())
+
+
+def _private_dir(data_dir: str, name: str) -> str:
+    path = os.path.join(data_dir, name)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path

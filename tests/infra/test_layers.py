@@ -1,0 +1,93 @@
+"""The plan of app/ holds (docs/DEVELOPING.md "The layers"): the import-linter
+contracts in setup.cfg pass, no two rooms of app/ import each other in a
+circle (an import inside a function counts), and an import of the project
+placed inside a function says why on its line."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import REPO
+
+APP = REPO / "app"
+
+
+def test_the_import_linter_contracts_hold():
+    lint = Path(sys.executable).parent / "lint-imports"
+    done = subprocess.run([str(lint), "--config", "setup.cfg", "--no-cache"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def _imports(path: Path):
+    """(imported module, line, inside a function) for every import in ``path``,
+    relative imports resolved."""
+    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_functions = {id(node) for function in ast.walk(tree)
+                    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for node in ast.walk(function)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            yield name, node.lineno, id(node) in in_functions
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "app" else None
+
+
+def _rooms():
+    return {p.stem if p.is_file() else p.name for p in APP.iterdir()
+            if (p.suffix == ".py" and p.stem != "__init__")
+            or (p.is_dir() and (p / "__init__.py").exists())}
+
+
+def test_no_two_rooms_of_app_import_each_other_in_a_circle():
+    rooms = _rooms()
+    edges: dict[str, set[str]] = {room: set() for room in rooms}
+    for path in APP.rglob("*.py"):
+        here = _room(".".join(path.relative_to(REPO).with_suffix("").parts))
+        if here not in rooms:
+            continue
+        for module, _line, _late in _imports(path):
+            there = _room(module)
+            if there in rooms and there != here:
+                edges[here].add(there)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            room = todo.pop()
+            if room == goal:
+                return True
+            if room not in seen:
+                seen.add(room)
+                todo.extend(edges[room])
+        return False
+
+    circles = sorted({tuple(sorted((a, b))) for a in rooms for b in edges[a] if reaches(b, a)})
+    assert circles == []
+
+
+def test_an_import_of_the_project_inside_a_function_says_why():
+    unexplained = []
+    for path in APP.rglob("*.py"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for module, line, late in _imports(path):
+            if late and module.startswith("app") and "#" not in lines[line - 1]:
+                unexplained.append(f"{path.relative_to(REPO)}:{line}")
+    assert sorted(set(unexplained)) == []

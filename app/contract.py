@@ -37,6 +37,12 @@ PARSE_MODES = ("plain",)
 USER_CHAT_MAX_LIMIT = 1000
 USER_CHAT_DEFAULT_LIMIT = 100
 
+# The bots' call log (getBotCalls): what is kept of each bot, and the bound on
+# a record's params and result (each one's compact JSON, in bytes).
+CALL_LOG_KEPT_CALLS = 1000
+CALL_LOG_RETENTION_SECONDS = 24 * 3600
+CALL_LOG_BODY_MAX_BYTES = 16 * 1024
+
 
 def ecma(pattern: re.Pattern | str) -> str:
     """A pattern as JSON Schema writes it (ECMA-262 has no ``\\Z``)."""

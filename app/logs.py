@@ -71,16 +71,18 @@ def quiet_access_line() -> None:
     g.access_line_level = logging.DEBUG
 
 
-def request_id() -> str:
+def request_id(context_g=None) -> str:
     """This request's id (made now if the request began before ``install``
-    ran its hook, as a routing failure of a blueprint hook may)."""
-    if "request_id" not in g:
-        g.request_id = request_id_for(request.headers.get(HEADER))
-    return g.request_id
+    ran its hook, as a routing failure of a blueprint hook may).
+    ``context_g``: ``g`` itself, for a caller that resolved it already."""
+    context_g = g if context_g is None else context_g
+    if "request_id" not in context_g:
+        context_g.request_id = request_id_for(request.headers.get(HEADER))
+    return context_g.request_id
 
 
-def elapsed_seconds() -> float:
-    started = g.get("request_started")
+def elapsed_seconds(context_g=None) -> float:
+    started = (g if context_g is None else context_g).get("request_started")
     return 0.0 if started is None else time.perf_counter() - started
 
 

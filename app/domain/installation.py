@@ -23,7 +23,7 @@ from app.domain.files import remove_stored
 RESET_TABLES = (
     "broadcast_recipients", "broadcasts", "callback_queries", "chat_events", "messages",
     "webhook_deliveries", "faults", "updates", "webhooks", "files", "chats",
-    "idempotency_keys", "rate_limits", "users", "bots",
+    "idempotency_keys", "rate_limits", "bot_calls", "bot_call_counts", "users", "bots",
     # Last: deleting messages above bumps these (the sandbox's triggers).
     "sandbox_chat_versions", "sandbox_message_revisions", "sandbox_signin_failures",
 )

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from flask import current_app
+from marshmallow import ValidationError
 
 from app import results
+from app.api.registry import METHODS
 from app.contract import START_PARAMETER, USER_CHAT_DEFAULT_LIMIT, USER_CHAT_MAX_LIMIT
 from app.domain import bots, chats, media_messages
 from app.errors import ErrorCode
@@ -18,6 +20,7 @@ from app.validation import (
     MessageId,
     MessageText,
     Pattern,
+    Str,
     StrictSchema,
     Text,
 )
@@ -30,6 +33,17 @@ class CreateBotSchema(StrictSchema):
                        required=True)
     display_name = Text(min_bytes=1, max_bytes=128)
     description = Text(max_bytes=512)
+
+
+def _api_method_name(value: str) -> str:
+    if value not in METHODS:
+        raise ValidationError("must be the name of a /v2 method")
+    return value
+
+
+def ApiMethodName(**kwargs) -> Str:
+    """The name of a /v2 method (injectFault, getBotCalls)."""
+    return Str(validate=[_api_method_name], **kwargs)
 
 
 class BotIdSchema(StrictSchema):

@@ -202,6 +202,26 @@ class OperatorClient:
                                cursor: str | None = None) -> dict[str, Any]:
         return self.call("getWebhookDeliveries", bot_id=bot_id, limit=limit, cursor=cursor)
 
+    def get_bot_calls(self, bot_id: int, limit: int | None = None, cursor: str | None = None,
+                      method: str | None = None,
+                      failures_only: bool | None = None) -> dict[str, Any]:
+        """One page of the bot's call log: ``{calls, next_cursor, empty_polls,
+        last_poll_at}``, newest first."""
+        return self.call("getBotCalls", bot_id=bot_id, limit=limit, cursor=cursor,
+                         method=method, failures_only=failures_only)
+
+    def bot_calls(self, bot_id: int, method: str | None = None,
+                  failures_only: bool | None = None) -> Iterator[dict[str, Any]]:
+        """Every kept record of the bot's calls, newest first, across all pages."""
+        cursor = None
+        while True:
+            page = self.get_bot_calls(bot_id, cursor=cursor, method=method,
+                                      failures_only=failures_only)
+            yield from page["calls"]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return
+
     def webhook_deliveries(self, bot_id: int) -> Iterator[dict[str, Any]]:
         """Every recorded attempt, newest first, across all pages."""
         cursor = None

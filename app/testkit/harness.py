@@ -137,6 +137,7 @@ class Botsvc:
         self.base_url = base_url
         self.admin_token = admin_token
         self.operator = OperatorClient(base_url, admin_token)
+        self._calls_seen: dict[int, int] = {}   # bot_id: the last call_id wait_for_call returned
 
     def new_bot(self, username: str | None = None, display_name: str | None = None) -> TestBot:
         username = username or f"t{next(_names)}_{secrets.token_hex(4)}_bot"
@@ -166,6 +167,39 @@ class Botsvc:
     def webhook_deliveries(self, bot: TestBot | int) -> list[dict[str, Any]]:
         """Every webhook delivery attempt to the bot, newest first."""
         return list(self.operator.webhook_deliveries(_bot_id(bot)))
+
+    def calls(self, bot: TestBot | int, method: str | None = None,
+              failures_only: bool = False) -> list[dict[str, Any]]:
+        """What the bot did: its /v2 calls (the newest 1,000 of the last 24
+        hours), newest first, each with its method, parameters, result or
+        error_code and description; only those of ``method``, or only the
+        failed ones, when asked. A call's record is written just after its
+        answer went out: right after the bot's call returns, it may take a
+        moment to appear."""
+        return list(self.operator.bot_calls(_bot_id(bot), method=method,
+                                            failures_only=failures_only or None))
+
+    def wait_for_call(self, bot: TestBot | int, method: str | None = None,
+                      match: Callable[[dict], bool] | None = None, *,
+                      timeout: float = DEFAULT_WAIT_SECONDS) -> dict[str, Any]:
+        """The bot's next call (after the last one this method returned for
+        the bot) of ``method``, or for which ``match(record)`` is true, once
+        its record is there; AssertionError after ``timeout`` seconds."""
+        bot_id = _bot_id(bot)
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = self._calls_seen.get(bot_id, 0)
+            fresh = list(itertools.takewhile(lambda c, seen=seen: c["call_id"] > seen,
+                                             self.operator.bot_calls(bot_id, method)))
+            for record in reversed(fresh):   # the oldest first
+                if match is None or match(record):
+                    self._calls_seen[bot_id] = record["call_id"]
+                    return record
+            if time.monotonic() >= deadline:
+                got = [(c["method"], c.get("error_code", "ok")) for c in reversed(fresh)]
+                raise AssertionError(f"the bot made no matching call within {timeout:g} s"
+                                     f" (new calls: {got!r})")
+            time.sleep(0.05)
 
     def reset(self) -> None:
         """The installation empty again (bots, users, files, the clock...)."""

@@ -120,6 +120,22 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert botsvc_bot.api.get_me()
             assert botsvc.webhook_deliveries(botsvc_bot) == []
 
+        def test_what_the_bot_did(botsvc, botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            botsvc_bot.api.send_message(chat_id, "one")
+            with pytest.raises(BotsvcError):
+                botsvc_bot.api.send_message("vc_" + "0" * 40, "two")
+            sent = botsvc.wait_for_call(botsvc_bot, "sendMessage")
+            assert sent["ok"] and sent["params"] == {"chat_id": chat_id, "text": "one"}
+            failed = botsvc.wait_for_call(botsvc_bot, match=lambda call: not call["ok"])
+            assert (failed["error_code"], failed["params"]["text"]) == ("CHAT_NOT_FOUND", "two")
+            assert [c["call_id"] for c in botsvc.calls(botsvc_bot)] == [
+                failed["call_id"], sent["call_id"]]
+            assert botsvc.calls(botsvc_bot, failures_only=True) == [failed]
+            assert botsvc.calls(botsvc_bot, "getMe") == []
+            with pytest.raises(AssertionError, match="no matching call"):
+                botsvc.wait_for_call(botsvc_bot, "sendMessage", timeout=0.3)
+
         def test_made_by_an_earlier_test(botsvc_bot):
             pass
 

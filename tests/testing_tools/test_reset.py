@@ -49,6 +49,8 @@ def fill_everything(operator, bot, new_bot, start_chat):
     file = multipart(bot, "uploadFile", {"file": (b"some notes\n", "notes.txt")}).get_json()
     assert file["ok"], file
     bot.ok("createBroadcast", method="sendMessage", payload={"text": "to all"})
+    assert bot.ok("getUpdates", offset=2 ** 62) == []   # an empty poll: counted
+    operator("getBotCalls", bot_id=bot.id)             # the call log written
     hooked = new_bot()
     start_chat(hooked)
     hooked.ok("setWebhook", url="https://hooks.example.net/hook",

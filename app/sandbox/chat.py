@@ -143,14 +143,12 @@ def inspect(user_id: int, bot_id: int) -> Response:
     })
 
 
-def calls_about(bot_id: int, chat_id: str, message_id: int) -> list[dict] | None:
+def calls_about(bot_id: int, chat_id: str, message_id: int) -> list[dict]:
     """The bot's calls in its call log (getBotCalls: at most its last 1,000,
     of 24 hours) that sent message ``message_id`` of this chat (the message,
     or one of an album, in their result) or acted on it (their parameters
     name it: an edit, a deletion, failed ones too), oldest first, each
     ``{kind: "sent" | "changed", call}``."""
-    if not calls.is_callable("getBotCalls"):
-        return None   # TEMPORARY: until the call log (getBotCalls) is merged into this branch
     found, cursor = [], None
     while True:
         page = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALL_LOG_PAGE,

@@ -74,13 +74,9 @@ def bot_pulse(bot_id: int) -> Response:
     conn = get_db()
     bot = bots.require_bot(conn, bot_id)
     after_call = _after_call()
-    filters = _call_filters()
-    if calls.is_callable("getBotCalls"):
-        log = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALLS_SHOWN, **filters})
-        polls = calls.run("getBotCalls", {"bot_id": bot_id, "method": "getUpdates",
-                                          "limit": RECENT_POLLS_COUNTED})["calls"]
-    else:   # TEMPORARY: until the call log (getBotCalls) is merged into this branch
-        log, polls = {"calls": [], "empty_polls": 0, "last_poll_at": None}, []
+    log = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALLS_SHOWN, **_call_filters()})
+    polls = calls.run("getBotCalls", {"bot_id": bot_id, "method": "getUpdates",
+                                      "limit": RECENT_POLLS_COUNTED})["calls"]
     now = clock.time()
     info = webhooks.webhook_info(conn, bot_id, now)
     deliveries = calls.run("getWebhookDeliveries", {"bot_id": bot_id,

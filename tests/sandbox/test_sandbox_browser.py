@@ -294,6 +294,27 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         timings["delete"] = wait_for(browser, lambda d: not d.find_elements(
             By.ID, f"msg-{doomed['message_id']}"), SHOWN_WITHIN, "the deletion")
 
+        # -- the bot's message opens the call that sent it, and the edit after it
+        browser.find_element(By.CSS_SELECTOR, f"#msg-{text['message_id']} .text").click()
+        call = inspected_json(browser, f"message:{text['message_id']}", "call")
+        assert call["result"] == text and call["params"]["reply_markup"] == keyboard
+        assert [h.text for h in browser.find_elements(
+            By.CSS_SELECTOR, "#inspector-body .inspect-section h4")][:2] == [
+            "The call that sent it", "Then: editMessageText"]
+
+        # -- a failing call of the bot shows in its feed, with its description
+        refused = bot.fail("sendMessage", chat_id="vc_" + "0" * 40, text="to nobody")
+        failed, timings["failed call"] = shown(browser, "#feed .call.failed")
+        assert failed.find_element(By.CSS_SELECTOR, ".call-method").text == "sendMessage"
+        assert failed.find_element(By.CSS_SELECTOR, ".call-status").text == "404 CHAT_NOT_FOUND"
+        assert failed.find_element(By.CSS_SELECTOR, ".call-description").text \
+            == refused["description"]
+        browser.find_element(By.ID, "feed-failures").click()
+        wait_for(browser, lambda d: {e.get_attribute("class") for e in d.find_elements(
+            By.CSS_SELECTOR, "#feed .call")} == {"call failed"}, SHOWN_WITHIN, "failures only")
+        browser.find_element(By.ID, "feed-failures").click()
+        shown(browser, "#feed .call.ok")
+
         # -- the user writes back (Shift+Enter is a line break, Enter sends)
         composer = browser.find_element(By.ID, "composer-text")
         composer.send_keys("Thanks <3", Keys.SHIFT, Keys.ENTER, Keys.SHIFT, "Bye")
@@ -388,10 +409,16 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         time.sleep(0.3)  # let the images settle for the picture
         browser.save_screenshot(str(pictures[0]))
         if os.environ.get("BOTSVC_DOCS_SCREENSHOT") == "1":
-            browser.set_window_size(1440, 900)
-            mine.find_element(By.CSS_SELECTOR, ".text").click()
-            inspected_json(browser, f"message:{sent['message_id']}", "update")
-            browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", mine)
+            browser.set_window_size(1440, 1150)
+            bot.fail("editMessageText", chat_id=chat_id, message_id=text["message_id"], text="")
+            shown(browser, "#feed .call.failed .call-description")
+            card_row = browser.find_element(By.ID, f"msg-{card['message_id']}")
+            card_row.find_element(By.CSS_SELECTOR, ".card-title").click()
+            inspected_json(browser, f"message:{card['message_id']}", "call")
+            browser.execute_script(
+                "arguments[0].scrollIntoView({block: 'center'});"
+                "document.getElementById('dev-pane').scrollTop = 0;"
+                "document.getElementById('toasts').replaceChildren();", card_row)
             time.sleep(0.5)
             DOCS_PICTURE.parent.mkdir(exist_ok=True)
             browser.save_screenshot(str(DOCS_PICTURE))

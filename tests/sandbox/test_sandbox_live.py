@@ -12,6 +12,7 @@ from app.db import thread_connection
 from app.domain import chat_changes
 from tests.sandbox.sandbox_client import Person
 from tests.support.contract import BotClient, assert_failure, assert_invalid
+from tests.support.media_files import image_bytes, multipart
 from tests.support.query_plans import full_scans, statements_of
 
 KEYBOARD = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
@@ -293,3 +294,39 @@ def test_the_polls_read_index_ranges(app, person, world):
     assert any("sandbox_chat_versions v" in s for s in selects)   # the chat list's version
     for statement in selects:
         assert full_scans(conn, statement) == [], statement
+
+
+def test_the_inspector_shows_the_calls_that_sent_and_changed_a_message(person, world):
+    bot, user_id, chat_id = world
+    sent = bot.ok("sendMessage", chat_id=chat_id, text="v1")
+    other = bot.ok("sendMessage", chat_id=chat_id, text="another")
+    bot.ok("editMessageText", chat_id=chat_id, message_id=sent["message_id"], text="v2")
+    bot.error("editMessageText", 400, "INVALID_PARAMETER", chat_id=chat_id,
+              message_id=sent["message_id"], text="")
+    bot.error("deleteMessage", 404, "CHAT_NOT_FOUND", chat_id="vc_" + "0" * 40,
+              message_id=sent["message_id"])                      # another chat: not this one
+    bot.ok("deleteMessage", chat_id=chat_id, message_id=sent["message_id"])
+    path = f"/sandbox/chats/{user_id}/{bot.id}/inspect"
+    seen = get(person, path, message_id=sent["message_id"])["calls"]
+    assert [(c["kind"], c["call"]["method"], c["call"]["ok"]) for c in seen] == [
+        ("sent", "sendMessage", True), ("changed", "editMessageText", True),
+        ("changed", "editMessageText", False), ("changed", "deleteMessage", True)]
+    assert seen[0]["call"]["result"] == sent
+    assert seen[0]["call"]["params"] == {"chat_id": chat_id, "text": "v1"}
+    assert seen[0]["call"] == person.ok("getBotCalls", bot_id=bot.id,
+                                        method="sendMessage")["calls"][-1]
+    assert [c["kind"] for c in get(person, path, message_id=other["message_id"])["calls"]] == [
+        "sent"]
+    mine = person.ok("userSendMessage", user_id=user_id, bot_id=bot.id, text="hi")
+    assert get(person, path, message_id=mine["message_id"])["calls"] == []
+
+
+def test_each_message_of_an_album_shows_the_one_call_that_sent_them(person, world):
+    bot, user_id, chat_id = world
+    uploaded = multipart(bot, "uploadFile", {"file": (image_bytes("PNG", (40, 30)), "a.png")})
+    photo = uploaded.get_json()["result"]["file_id"]
+    album = bot.ok("sendMediaGroup", chat_id=chat_id, media=[{"type": "photo", "media": photo}] * 2)
+    path = f"/sandbox/chats/{user_id}/{bot.id}/inspect"
+    for message in album:
+        [call] = get(person, path, message_id=message["message_id"])["calls"]
+        assert call["kind"] == "sent" and call["call"]["result"] == album

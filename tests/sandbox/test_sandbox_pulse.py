@@ -95,3 +95,32 @@ def test_a_webhook_bot_failing_since_its_first_failed_attempt(person, bot, db):
     assert seen["deliveries"][0] == {"update_id": 7, "attempt": 3, "started_at": at - 10,
                                      "duration_ms": 12, "error": "timed out"}
     assert seen["failing_since"] == at - 20
+
+
+def test_the_calls_newest_first_with_failures_and_filters(person, bot):
+    user = person.ok("createUser")["user_id"]
+    chat_id = person.ok("userStart", user_id=user, bot_id=bot.id)["chat_id"]
+    assert [u["update_id"] for u in bot.ok("getUpdates")]          # recorded: it had updates
+    bot.ok("getMe")
+    refused = bot.error("sendMessage", 404, "CHAT_NOT_FOUND", chat_id="vc_" + "0" * 40, text="x")
+    sent = bot.ok("sendMessage", chat_id=chat_id, text="hello")
+    bot.ok("getUpdates", offset=99)                                 # counted, not recorded
+    seen = pulse(person, bot.id)
+    assert [c["method"] for c in seen["calls"]] == ["sendMessage", "sendMessage", "getMe",
+                                                    "getUpdates"]
+    failure = seen["calls"][1]
+    assert (failure["ok"], failure["http_status"], failure["error_code"],
+            failure["description"]) == (False, 404, "CHAT_NOT_FOUND", refused["description"])
+    assert seen["calls"][0]["result"] == sent
+    assert seen["calls"] == person.ok("getBotCalls", bot_id=bot.id, limit=50)["calls"]
+    assert seen["empty_polls"] == 1 and seen["last_poll_at"] is not None
+    assert seen["recent_polls"] == 1            # the recorded poll of the last minute
+    only = pulse(person, bot.id, failures_only="1")["calls"]
+    assert [c["call_id"] for c in only] == [failure["call_id"]]
+    assert [c["method"] for c in pulse(person, bot.id, method="getMe")["calls"]] == ["getMe"]
+    newest = seen["calls"][0]["call_id"]
+    assert pulse(person, bot.id, after_call=newest)["calls"] == []
+    bot.ok("getMe")
+    assert [c["method"] for c in pulse(person, bot.id, after_call=newest)["calls"]] == ["getMe"]
+    assert_invalid(person.client.get(f"/sandbox/bots/{bot.id}/pulse",
+                                      query_string={"method": "noSuchMethod"}), "method")

@@ -44,6 +44,13 @@ const Inspector = (() => {
     return box;
   }
 
+  // A section shown by its title until opened (what repeats the call's result).
+  function folded(title, ...content) {
+    const box = el("details", "inspect-section");
+    box.append(el("summary", null, title), ...content);
+    return box;
+  }
+
   function json(value, kind) {
     const view = JsonView.render(value);
     if (kind) view.dataset.json = kind;
@@ -134,7 +141,8 @@ const Inspector = (() => {
       for (const later of calls.filter((c) => c.kind !== "sent")) {
         parts.push(section(`Then: ${later.call.method}`, ...callView(later.call)));
       }
-      if (m) parts.push(section("As the user sees it now", json(m, "message")));
+      if (m) parts.push(sender ? folded("As the user sees it now", json(m, "message"))
+        : section("As the user sees it now", json(m, "message")));
       const replay = sender && sender.call.params && !sender.call.truncated ? sender.call : null;
       parts.push(actions(replay ? curlButton(replay.method, replay.params)
         : curlButton("sendMessage", {chat_id: answer.chat_id, text: "Hello!"})));

@@ -12,6 +12,7 @@ the history, and no query here walks more than that or than what it removes.
 """
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from typing import NamedTuple
@@ -68,26 +69,72 @@ def write(conn: sqlite3.Connection, records: list[CallRecord],
     kept = {}
     for bot_id in written.keys() | polls.keys():
         empty, date = polls.get(bot_id, (0, None))
-        row = conn.execute(
-            "INSERT INTO bot_call_counts (bot_id, calls_kept, empty_polls, last_poll_at)"
-            " SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM bots WHERE id = ?1)"
-            " ON CONFLICT (bot_id) DO UPDATE SET"
-            " calls_kept = calls_kept + excluded.calls_kept,"
-            " empty_polls = empty_polls + excluded.empty_polls,"
-            " last_poll_at = coalesce(max(last_poll_at, excluded.last_poll_at), last_poll_at,"
-            " excluded.last_poll_at) RETURNING calls_kept",
-            (bot_id, written.get(bot_id, 0), empty, date)).fetchone()
+        counts = (bot_id, written.get(bot_id, 0), empty)
+        row = (conn.execute(_COUNT, counts) if date is None
+               else conn.execute(_COUNT_POLLED, (*counts, date))).fetchone()
         if row is not None:
             kept[bot_id] = row[0]
-    conn.executemany(
-        "INSERT INTO bot_calls (bot_id, date, method, http_status, duration_ms, request_id,"
-        " error_code, description, idempotency_key, replayed, params, result, truncated)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [record for record in records if record.bot_id in kept])
+    _insert(conn, [record for record in records if record.bot_id in kept])
     for bot_id, count in kept.items():
         if count > KEPT_PER_BOT + TRIM_SLACK:
             _trim(conn, bot_id, count - KEPT_PER_BOT)
     return list(kept)
+
+
+_UPSERT_COUNTS = (
+    "INSERT INTO bot_call_counts (bot_id, calls_kept, empty_polls, last_poll_at)"
+    " SELECT ?1, ?2, ?3, {date} WHERE EXISTS (SELECT 1 FROM bots WHERE id = ?1)"
+    " ON CONFLICT (bot_id) DO UPDATE SET calls_kept = calls_kept + excluded.calls_kept,"
+    " empty_polls = empty_polls + excluded.empty_polls, last_poll_at = {last_poll}"
+    " RETURNING calls_kept")
+_COUNT = _UPSERT_COUNTS.format(date="NULL", last_poll="last_poll_at")
+_COUNT_POLLED = _UPSERT_COUNTS.format(
+    date="?4", last_poll="max(coalesce(last_poll_at, ?4), ?4)")
+# Always there; then each optional column that has a value. Python's sqlite3
+# adapts every parameter that is not an int, float or str (None, bool,
+# bytes) through an attribute lookup that raises and clears an exception:
+# half the cost of an insert, measured. So a record is bound as ints and
+# text only, under the statement of its shape.
+_COLUMNS = ("bot_id", "date", "method", "http_status", "duration_ms", "request_id",
+            "replayed", "truncated")
+_OPTIONAL = ("error_code", "description", "idempotency_key", "params", "result")
+
+
+def _insert(conn: sqlite3.Connection, records: list[CallRecord]) -> None:
+    """The records in their order, each run of one shape by one statement."""
+    shape, rows = None, []
+    for record in records:
+        present = (record.error_code is not None, record.description is not None,
+                   record.idempotency_key is not None, record.params is not None,
+                   record.result is not None)
+        if present != shape:
+            if rows:
+                conn.executemany(_insert_statement(shape), rows)
+            shape, rows = present, []
+        row = [record.bot_id, record.date, record.method, record.http_status,
+               record.duration_ms, record.request_id, 1 if record.replayed else 0,
+               1 if record.truncated else 0]
+        if present[0]:
+            row.append(record.error_code)
+        if present[1]:
+            row.append(record.description)
+        if present[2]:
+            row.append(record.idempotency_key)
+        if present[3]:
+            row.append(record.params.decode())
+        if present[4]:
+            row.append(record.result.decode())
+        rows.append(row)
+    if rows:
+        conn.executemany(_insert_statement(shape), rows)
+
+
+@functools.cache
+def _insert_statement(present: tuple[bool, ...]) -> str:
+    columns = _COLUMNS + tuple(name for name, there in zip(_OPTIONAL, present, strict=True)
+                               if there)
+    return (f"INSERT INTO bot_calls ({', '.join(columns)})"
+            f" VALUES ({', '.join('?' * len(columns))})")
 
 
 def _trim(conn: sqlite3.Connection, bot_id: int, excess: int) -> None:

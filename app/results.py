@@ -277,9 +277,10 @@ class BotCall(Result):
                        "the bound"})
     result = fields.Raw(metadata={"description": "a success's result; absent when over the "
                                                  "bound"})
-    truncated = fields.Constant(True, metadata={
-        "description": f"params or result was left out: its compact JSON is over "
-                       f"{CALL_LOG_BODY_MAX_BYTES} bytes"})
+    # A boolean, not a constant: a client generator breaks on an optional const.
+    truncated = fields.Boolean(validate=validate.Equal(True), metadata={
+        "description": f"true when params or result was left out: its compact JSON is over "
+                       f"{CALL_LOG_BODY_MAX_BYTES} bytes; absent otherwise"})
 
 
 class BotCallsPage(Result):

@@ -148,7 +148,7 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert botsvc_operator.list_bots() == []
     """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=8)
 
 
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):

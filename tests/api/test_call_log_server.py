@@ -13,7 +13,7 @@ import requests
 
 from app.domain.call_log import BODY_MAX_BYTES
 from app.jsontext import dumps
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 

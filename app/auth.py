@@ -71,9 +71,22 @@ def bot_disabled() -> ApiError:
 def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
     """The bot a token belongs to, after the platform switch: PLATFORM_DISABLED,
     then UNAUTHORIZED. Disabled bots are returned: the caller checks ``disabled``
-    after the token, as the contract orders the checks. One query for both
-    reads, since every request makes it; it also brings this process the
-    service clock's offset and the bot's injected-faults flag."""
+    after the token, as the contract orders the checks."""
+    bot, platform_is_disabled = identify_bot(conn, token)
+    if platform_is_disabled:
+        raise platform_disabled()
+    if bot is None:
+        raise unauthorized()
+    return bot
+
+
+def identify_bot(conn: sqlite3.Connection, token: str | None) -> tuple[Bot | None, bool]:
+    """(the bot the token belongs to, or None; whether the platform is
+    disabled), answering nothing: the caller decides what to refuse, in the
+    contract's order. The token is checked even on a disabled platform, so
+    that the call can go in its bot's call log. One query for both reads,
+    since every request makes it; it also brings this process the service
+    clock's offset and the bot's injected-faults flag."""
     match = _TOKEN.match(token or "")
     bot_id = int(match.group(1)) if match else 0
     if bot_id > _MAX_BOT_ID:
@@ -84,14 +97,12 @@ def authenticate_bot(conn: sqlite3.Connection, token: str | None) -> Bot:
         " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1",
         (bot_id,)).fetchone()
     clock.remember_offset(row["clock_offset"])
-    if row["platform_disabled"]:
-        raise platform_disabled()
     presented = hash_token(token) if match else _DUMMY_HASH
     stored = row["token_hash"] if row["id"] is not None else _DUMMY_HASH
     # Compare even when the bot is unknown, so timing tells nothing.
     if not hmac.compare_digest(presented, stored) or row["id"] is None:
-        raise unauthorized()
-    return Bot.from_row(row)
+        return None, bool(row["platform_disabled"])
+    return Bot.from_row(row), bool(row["platform_disabled"])
 
 
 def check_admin_token(presented: str | None, expected: str) -> bool:

@@ -37,6 +37,9 @@ class RequestBody:
     # contract's order), and the SHA-256 of its bytes, its only fingerprint.
     invalid: ApiError | None = None
     raw_sha256: str | None = None
+    # A JSON body's text as sent (for the call log, which keeps it as it is
+    # when that is short: no second encoding).
+    raw: bytes | None = None
 
     def fingerprint_source(self) -> dict:
         """What idempotency compares: the values, and each file's SHA-256 with
@@ -87,7 +90,7 @@ def _parse_json(request: Request) -> RequestBody:
     if not raw:
         return RequestBody({})
     try:
-        return RequestBody(decode_json_object(raw))
+        return RequestBody(decode_json_object(raw), raw=raw)
     except ApiError as error:
         return RequestBody({}, invalid=error, raw_sha256=hashlib.sha256(raw).hexdigest())
 

@@ -245,6 +245,7 @@ class OperatorCommand:
     options: dict[str, str] = field(default_factory=dict)   # --option: parameter
     # A boolean parameter the command sets to true, or to false with --enable.
     switch: str | None = None
+    flags: dict[str, str] = field(default_factory=dict)   # --flag: a parameter set to true
 
 
 OPERATOR_COMMANDS = (
@@ -263,9 +264,13 @@ OPERATOR_COMMANDS = (
                     {"--reply-to": "reply_to_message_id"}),
     OperatorCommand("user-click", "userClickButton",
                     ("user_id", "bot_id", "message_id", "callback_data")),
-    OperatorCommand("user-chat", "userGetChat", ("user_id", "bot_id")),
+    OperatorCommand("user-chat", "userGetChat", ("user_id", "bot_id"),
+                    {"--limit": "limit", "--before": "before_message_id"}),
     OperatorCommand("user-send-media", "userSendMedia", ("user_id", "bot_id", "file"),
                     {"--caption": "caption", "--type": "type"}),
+    OperatorCommand("bot-calls", "getBotCalls", ("bot_id",),
+                    {"--limit": "limit", "--cursor": "cursor", "--method": "method"},
+                    flags={"--failures-only": "failures_only"}),
 )
 
 
@@ -308,12 +313,15 @@ def _command(spec: OperatorCommand) -> click.Command:
                        if name in file_parameters else click.UNPROCESSED)
         for name in spec.arguments]
     params += [click.Option([option, parameter]) for option, parameter in spec.options.items()]
+    params += [click.Option([option, parameter], is_flag=True, default=None)
+               for option, parameter in spec.flags.items()]
     if spec.switch:
         params.append(click.Option(["--enable"], is_flag=True, help="re-enable instead"))
 
     def callback(**values):
         enable = values.pop("enable", False)
         given = {name: value for name, value in values.items() if value is not None}
+        given.update({name: "true" for name in spec.flags.values() if given.pop(name, None)})
         if spec.switch:
             given[spec.switch] = "false" if enable else "true"
         settings = Settings.from_env()

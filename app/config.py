@@ -167,6 +167,9 @@ class Settings:
     # Counting for GET /metrics (BOTSVC_METRICS=0: nothing counted, /metrics is
     # 404; the baseline of scripts/bench api).
     metrics_enabled: bool = True
+    # The bots' call log (getBotCalls): every /v2 call of a known bot with its
+    # parameters and result for 24 hours. BOTSVC_CALL_LOG=0: nothing recorded.
+    call_log: bool = True
     # The testing tools that would wreck a real installation (reset, advanceClock,
     # injectFault, clearFaults).
     test_tools: bool = False
@@ -218,6 +221,7 @@ class Settings:
             metrics_token=env.get("BOTSVC_METRICS_TOKEN") or None,
             log_format=_choice(env, "BOTSVC_LOG_FORMAT", ("text", "json"), cls.log_format),
             metrics_enabled=_flag(env, "BOTSVC_METRICS", cls.metrics_enabled),
+            call_log=_flag(env, "BOTSVC_CALL_LOG", cls.call_log),
             test_tools=_flag(env, "BOTSVC_TEST_TOOLS"),
             history_retention_days=_int(env, "BOTSVC_HISTORY_RETENTION_DAYS",
                                         cls.history_retention_days, maximum=36500),

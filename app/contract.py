@@ -1,5 +1,5 @@
-"""The contract's facts, written once: the shapes of its identifiers and the
-value sets it fixes. Validation, results, the domain and the OpenAPI document
+"""The contract's facts, written once: the shapes of its identifiers, the
+value sets and the limits it fixes. Validation, results, the domain and the OpenAPI document
 all read them from here, so a shape cannot differ between what the service
 accepts, what it returns and what it documents.
 
@@ -32,6 +32,16 @@ MEDIA_TYPES = ("photo", "voice", "video", "audio", "document", "animation")
 FILE_KINDS = ("photo", "video", "animation", "audio", "document")
 # parse_mode: only plain text is supported.
 PARSE_MODES = ("plain",)
+
+# userGetChat's page: 1 to 1000 messages, 100 when not given.
+USER_CHAT_MAX_LIMIT = 1000
+USER_CHAT_DEFAULT_LIMIT = 100
+
+# The bots' call log (getBotCalls): what is kept of each bot, and the bound on
+# a record's params and result (each one's compact JSON, in bytes).
+CALL_LOG_KEPT_CALLS = 1000
+CALL_LOG_RETENTION_SECONDS = 24 * 3600
+CALL_LOG_BODY_MAX_BYTES = 16 * 1024
 
 
 def ecma(pattern: re.Pattern | str) -> str:

@@ -69,6 +69,16 @@ class Connection(sqlite3.Connection):
         if self.write_lock_fd is not None:
             fcntl.flock(self.write_lock_fd, fcntl.LOCK_EX)
 
+    def try_acquire_write_lock(self) -> bool:
+        """The lock if no other writer holds it; False at once otherwise."""
+        if self.write_lock_fd is None:
+            return True
+        try:
+            fcntl.flock(self.write_lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
     def release_write_lock(self) -> None:
         if self.write_lock_fd is not None:
             fcntl.flock(self.write_lock_fd, fcntl.LOCK_UN)
@@ -138,8 +148,12 @@ def release_db(_exc=None) -> None:
         conn.execute("ROLLBACK")
 
 
+class WriteLockBusy(Exception):
+    """``transaction(conn, wait=False)`` found another writer at work."""
+
+
 @contextlib.contextmanager
-def transaction(conn: Connection):
+def transaction(conn: Connection, *, wait: bool = True):
     """The one way to write: ``with transaction(conn): ...``.
 
     The outermost use runs ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on
@@ -148,9 +162,14 @@ def transaction(conn: Connection):
     larger unit of work. A full disk (SQLite's "database or disk is full", or
     the "disk I/O error" it becomes where SQLite maps a file) leaves as the
     contract's STORAGE_FULL (app/disk.py), with nothing written.
+
+    ``wait=False`` is for writes that must never make anyone wait (the call
+    log, written after a call's answer): when another writer holds the write
+    lock, or SQLite's own lock (a checkpoint, a backup), it raises
+    WriteLockBusy at once instead of queueing.
     """
     try:
-        with _transaction(conn):
+        with _transaction(conn, wait):
             yield conn
     except sqlite3.Error as exc:
         if disk.is_full_sqlite_error(exc, getattr(conn, "db_path", None)):
@@ -159,7 +178,7 @@ def transaction(conn: Connection):
 
 
 @contextlib.contextmanager
-def _transaction(conn: Connection):
+def _transaction(conn: Connection, wait: bool = True):
     if conn.in_transaction:
         name = f"sp_{id(object()):x}"
         hooks = conn.rollback_hooks
@@ -176,9 +195,15 @@ def _transaction(conn: Connection):
             raise
         conn.execute(f"RELEASE {name}")
         return
-    conn.acquire_write_lock()
+    if wait:
+        conn.acquire_write_lock()
+    elif not conn.try_acquire_write_lock():
+        raise WriteLockBusy()
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        if wait:
+            conn.execute("BEGIN IMMEDIATE")
+        else:
+            _begin_without_waiting(conn)
         try:
             yield conn
             conn.execute("COMMIT")
@@ -198,6 +223,21 @@ def _transaction(conn: Connection):
     announced, conn.commit_hooks = conn.commit_hooks, []
     for callback in announced:
         callback()
+
+
+def _begin_without_waiting(conn: Connection) -> None:
+    """BEGIN IMMEDIATE with no busy timeout: SQLITE_BUSY at once when a
+    writer that does not take the file lock (a checkpoint, a backup) is at
+    work. Once begun, a WAL writer waits on nothing else."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+            raise WriteLockBusy() from exc
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def checkpoint_passive(conn: sqlite3.Connection) -> None:

@@ -30,18 +30,29 @@ def error_response(error: ApiError) -> Response:
 
 def error_code_of(response: Response) -> str | None:
     """The error_code of a failure answered in the envelope (None for a
-    success or anything else), read once and kept on the response."""
+    success or anything else)."""
+    failure = failure_of(response)
+    if failure is None:
+        return None
+    code = failure.get("error_code")
+    return code if isinstance(code, str) and code in ErrorCode.__members__ else None
+
+
+def failure_of(response: Response) -> dict | None:
+    """The envelope of a failure (None for a success or anything else), read
+    once and kept on the response: metrics, the log line and the call log
+    all ask."""
     if response.status_code < 400 or response.is_streamed or response.mimetype != JSON:
         return None
-    code = getattr(response, "botsvc_error_code", _UNREAD)
-    if code is _UNREAD:
+    failure = getattr(response, "botsvc_failure", _UNREAD)
+    if failure is _UNREAD:
         try:
-            code = json.loads(response.get_data()).get("error_code")
-        except (ValueError, AttributeError):
-            code = None
-        code = code if isinstance(code, str) and code in ErrorCode.__members__ else None
-        response.botsvc_error_code = code
-    return code
+            failure = json.loads(response.get_data())
+        except ValueError:
+            failure = None
+        failure = failure if isinstance(failure, dict) else None
+        response.botsvc_failure = failure
+    return failure
 
 
 _UNREAD = object()

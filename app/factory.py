@@ -31,6 +31,7 @@ from app import (
 )
 from app.api.registry import METHODS
 from app.body import BotsvcRequest
+from app.call_log_writer import EXTENSION, CallLogWriter
 from app.config import Settings
 from app.db import connect, release_db
 from app.envelope import error_response, http_exception_response, internal_error_response
@@ -60,6 +61,8 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
 
     jobs.run_start_jobs(app, jobs.JOBS)   # what processes that died left behind
 
+    if settings.call_log:
+        app.extensions[EXTENSION] = CallLogWriter(settings.db_path)
     for blueprint in (api.bp, manage.bp, openapi.bp, sandbox.bp, *routes.BLUEPRINTS):
         app.register_blueprint(blueprint)
     logs.install(app, access_lines=settings.access_log)

@@ -56,25 +56,33 @@ def install(app: Flask, *, access_lines: bool) -> None:
             g.response_status = response.status_code
             g.response_error_code = code = error_code_of(response)
             g.response_duration_ms = round(elapsed_seconds() * 1000, 2)
-            access_log.info("%s %s %d%s %.2f ms", request.method, request.path,
-                            response.status_code, f" {code}" if code else "",
-                            g.response_duration_ms)
+            access_log.log(g.get("access_line_level", logging.INFO), "%s %s %d%s %.2f ms",
+                           request.method, request.path, response.status_code,
+                           f" {code}" if code else "", g.response_duration_ms)
         return response
 
     app.before_request(begin)
     app.after_request(finish)
 
 
-def request_id() -> str:
+def quiet_access_line() -> None:
+    """This request's access line at DEBUG: for the requests a page repeats
+    every second (the sandbox's polls), which would drown the log at INFO."""
+    g.access_line_level = logging.DEBUG
+
+
+def request_id(context_g=None) -> str:
     """This request's id (made now if the request began before ``install``
-    ran its hook, as a routing failure of a blueprint hook may)."""
-    if "request_id" not in g:
-        g.request_id = request_id_for(request.headers.get(HEADER))
-    return g.request_id
+    ran its hook, as a routing failure of a blueprint hook may).
+    ``context_g``: ``g`` itself, for a caller that resolved it already."""
+    context_g = g if context_g is None else context_g
+    if "request_id" not in context_g:
+        context_g.request_id = request_id_for(request.headers.get(HEADER))
+    return context_g.request_id
 
 
-def elapsed_seconds() -> float:
-    started = g.get("request_started")
+def elapsed_seconds(context_g=None) -> float:
+    started = (g if context_g is None else context_g).get("request_started")
     return 0.0 if started is None else time.perf_counter() - started
 
 

@@ -1,6 +1,6 @@
 """The clean-up jobs' actions (listed in app/jobs/schedule.py): expired
-updates, idempotency keys and webhook delivery records (24 hours of service
-time) with a WAL checkpoint, chat history past its retention, upload
+updates, idempotency keys, webhook delivery and call log records (24 hours
+of service time) with a WAL checkpoint, chat history past its retention, upload
 leftovers, and what a killed process left behind. The periodic ones run once
 per interval across all processes (the runner claims their turn:
 ``Job.once_per_interval``); the work itself is in the domain modules."""
@@ -12,7 +12,7 @@ from flask import current_app
 
 from app import clock, disk, idempotency
 from app.db import checkpoint, checkpoint_passive, transaction
-from app.domain import files, messages, updates, webhook_deliveries
+from app.domain import call_log, files, messages, updates, webhook_deliveries
 from app.jobs import action
 
 log = logging.getLogger(__name__)
@@ -26,9 +26,10 @@ def delete_expired_records(conn, settings) -> None:
         keys = idempotency.delete_expired(conn)
         keys += idempotency.release_abandoned_claims(conn)
         records = webhook_deliveries.delete_expired(conn, clock.time())
-    if dropped or keys or records:
-        log.info("clean-up removed %d expired updates, %d idempotency keys and %d webhook"
-                 " delivery records", dropped, keys, records)
+        calls = call_log.delete_expired(conn, clock.time())
+    if dropped or keys or records or calls:
+        log.info("clean-up removed %d expired updates, %d idempotency keys, %d webhook"
+                 " delivery records and %d call log records", dropped, keys, records, calls)
     checkpoint(conn)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from app.contract import CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
+from app.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
+from app.errors import ErrorCode
 from app.validation import CardSchema, InlineKeyboardSchema, OneOf
 
 MESSAGE_TYPES = ("text", "photo", "video", "animation", "audio", "voice", "document", "card")
@@ -220,8 +221,15 @@ class UserChat(Result):
     chat_id = Pattern(ecma(CHAT_ID), required=True)
     status = OneOf(MEMBERSHIP_STATUSES, required=True)
     messages = ListOf(Message, required=True, metadata={
-        "description": "as the user sees them now: edits applied, deleted ones gone"})
-    callback_answers = ListOf(CallbackAnswer, required=True)
+        "description": "as the user sees them now (edits applied, deleted ones gone): the"
+                       " newest `limit` of them, older than before_message_id when given,"
+                       " oldest first"})
+    callback_answers = ListOf(CallbackAnswer, required=True, metadata={
+        "description": "the answers to clicks on the messages of this page, in the order"
+                       " they were given"})
+    has_more = fields.Boolean(required=True, metadata={
+        "description": "whether older messages exist (ask again with before_message_id ="
+                       " the first message_id of this page)"})
 
 
 # -- the testing tools ----------------------------------------------------------
@@ -243,3 +251,43 @@ class WebhookDelivery(Result):
 class WebhookDeliveriesPage(Result):
     deliveries = ListOf(WebhookDelivery, required=True)
     next_cursor = NextCursor()
+
+
+# -- the bot's call log (getBotCalls) -------------------------------------------
+
+class BotCall(Result):
+    call_id = fields.Integer(required=True, metadata={
+        "description": "positive, increasing in the order the records were written"})
+    date = fields.Integer(required=True, metadata={"description": "when the call arrived"})
+    method = fields.String(required=True, metadata={
+        "description": "as requested: an unknown method under its requested name"})
+    ok = fields.Boolean(required=True)
+    http_status = fields.Integer(required=True)
+    duration_ms = fields.Float(required=True)
+    request_id = fields.String(required=True, metadata={"description": "the call's X-Request-Id"})
+    error_code = OneOf(tuple(code.value for code in ErrorCode),
+                       metadata={"description": "a failure's"})
+    description = fields.String(metadata={"description": "a failure's"})
+    idempotency_key = fields.String()
+    replayed = fields.Boolean(required=True, metadata={
+        "description": "the answer came from a stored Idempotency-Key"})
+    params = fields.Dict(metadata={
+        "description": "the parameters as sent (form fields as text, a file part as "
+                       "{file_name, size}); absent when the body was not read, or when over "
+                       "the bound"})
+    result = fields.Raw(metadata={"description": "a success's result; absent when over the "
+                                                 "bound"})
+    # A boolean, not a constant: a client generator breaks on an optional const.
+    truncated = fields.Boolean(validate=validate.Equal(True), metadata={
+        "description": f"true when params or result was left out: its compact JSON is over "
+                       f"{CALL_LOG_BODY_MAX_BYTES} bytes; absent otherwise"})
+
+
+class BotCallsPage(Result):
+    calls = ListOf(BotCall, required=True)
+    next_cursor = NextCursor()
+    empty_polls = fields.Integer(required=True, metadata={
+        "description": "getUpdates that succeeded with no update (not recorded as calls), "
+                       "since the bot was created"})
+    last_poll_at = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "the date of the bot's most recent getUpdates; null before the first"})

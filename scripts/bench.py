@@ -44,6 +44,7 @@ def wrk_post(url: str, body: str, headers: dict, seconds: int = 10,
         os.unlink(script.name)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "requests": int(re.search(r"(\d+) requests in", out).group(1)),
             "p50": _ms(re.search(r"50%\s+([\d.]+\w+)", out).group(1)),
             "p99": _ms(re.search(r"99%\s+([\d.]+\w+)", out).group(1)),
             "non_2xx": int(errors.group(1)) if errors else 0}
@@ -54,9 +55,34 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU time (user + system) used so far by the processes of a process
+    group (a server's master and workers), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue   # gone meanwhile
+        if int(fields[2]) == pgid:   # pgrp; then utime and stime are fields 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def wrk_post_cpu(server, url: str, body: str, headers: dict, seconds: int) -> dict:
+    """wrk_post, plus the server's CPU milliseconds per request served: less
+    swayed than requests/s by what else the machine runs."""
+    before = group_cpu_seconds(server.process.pid)
+    measured = wrk_post(url, body, headers, seconds=seconds)
+    used = group_cpu_seconds(server.process.pid) - before
+    return {**measured, "cpu_ms": 1000 * used / max(1, measured["requests"])}
+
+
 def line(label: str, m: dict) -> str:
+    cpu = f"   CPU {m['cpu_ms']:.3f} ms/call" if "cpu_ms" in m else ""
     return (f"  {label:<28} {m['rps']:>9.0f} req/s   p50 {m['p50']:>7.2f} ms   "
-            f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}")
+            f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}{cpu}")
 
 
 def median(values: list[float]) -> float:
@@ -86,43 +112,53 @@ def _send_target(server) -> tuple[str, str, dict]:
 
 @part("api")
 def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
-    """sendMessage under concurrent load beside a bare JSON endpoint, and
-    beside the same service with its metrics off (BOTSVC_METRICS=0)."""
+    """sendMessage under concurrent load beside a bare JSON endpoint, beside
+    the same service with its metrics off (BOTSVC_METRICS=0) and beside it
+    with its call log off (BOTSVC_CALL_LOG=0)."""
     bare_argv = [sys.executable, "-m", "gunicorn", "-c", "python:app.gunicorn_conf",
                  "--chdir", str(REPO / "scripts"), "bench_bare:app"]
-    for name in ("bare", "svc", "plain"):
+    for name in ("bare", "svc", "plain", "unlogged"):
         (tmp / name).mkdir()
     with running_server(tmp / "bare", argv=bare_argv, **NO_LIMITS) as bare, \
             running_server(tmp / "svc", **NO_LIMITS) as server, \
-            running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain:
+            running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain, \
+            running_server(tmp / "unlogged", BOTSVC_CALL_LOG=0, **NO_LIMITS) as unlogged:
         bare_url = f"{bare.base_url}/bare"
-        send_url, body, auth = _send_target(server)
-        plain_url, plain_body, plain_auth = _send_target(plain)
-        for url, data, headers in ((bare_url, "{}", {}), (send_url, body, auth),
-                                   (plain_url, plain_body, plain_auth)):
-            wrk_post(url, data, headers, seconds=2)   # warm-up of each
-        bares, sends, plains = [], [], []
+        servers = {"sendMessage": server, "sendMessage, metrics off": plain,
+                   "sendMessage, call log off": unlogged}
+        targets = {label: _send_target(served) for label, served in servers.items()}
+        wrk_post(bare_url, "{}", {}, seconds=2)   # warm-up of each
+        for url, data, headers in targets.values():
+            wrk_post(url, data, headers, seconds=2)
+        bares: list[dict] = []
+        measured: dict[str, list[dict]] = {label: [] for label in targets}
         for turn in range(rounds):   # in turns, so other load weighs on all alike
             bares.append(wrk_post(bare_url, "{}", {}, seconds=seconds))
-            pair = [lambda: sends.append(wrk_post(send_url, body, auth, seconds=seconds)),
-                    lambda: plains.append(wrk_post(plain_url, plain_body, plain_auth,
-                                                   seconds=seconds))]
-            for measure in (pair if turn % 2 == 0 else pair[::-1]):   # neither always first
-                measure()
+            order = list(targets) if turn % 2 == 0 else list(targets)[::-1]   # ABBA
+            for label in order:
+                url, data, headers = targets[label]
+                measured[label].append(wrk_post_cpu(servers[label], url, data, headers,
+                                                    seconds))
     print(f"api: 2 gunicorn workers x 4 threads; wrk, 8 connections; {rounds} alternating "
           f"rounds of {seconds} s")
-    for bare_m, send_m, plain_m in zip(bares, sends, plains, strict=True):
+    for turn, bare_m in enumerate(bares):
         print(line("bare JSON endpoint", bare_m))
-        print(line("sendMessage", send_m))
-        print(line("sendMessage, metrics off", plain_m))
+        for label, results in measured.items():
+            print(line(label, results[turn]))
+    sends = measured["sendMessage"]
     ratio = median([t["rps"] / b["rps"] for b, t in zip(bares, sends, strict=True)])
     print(f"  sendMessage / bare (median of rounds) = {ratio:.2f} of the requests per second "
           f"(aim: 0.60 or more)")
-    cost = median([t["rps"] / b["rps"] for b, t in zip(plains, sends, strict=True)])
-    print(f"  sendMessage with metrics / with metrics off (median of rounds) = {cost:.3f} "
-          f"of the requests per second (aim: 0.95 or more)")
+    for label, what in (("sendMessage, metrics off", "metrics"),
+                        ("sendMessage, call log off", "the call log")):
+        cost = median([t["rps"] / b["rps"] for b, t in zip(measured[label], sends, strict=True)])
+        cpu = median([t["cpu_ms"] / b["cpu_ms"]
+                      for b, t in zip(measured[label], sends, strict=True)])
+        print(f"  sendMessage with {what} / without (median of rounds) = {cost:.3f} "
+              f"of the requests per second (aim: 0.95 or more), {cpu:.3f} times the "
+              f"server's CPU time per call")
     counting = _counting_seconds(tmp / "counting")
-    served = median([1 / m["rps"] for m in plains])   # the machine's time per call served
+    served = median([1 / m["rps"] for m in measured["sendMessage, metrics off"]])
     print(f"  counting one call (multiprocess files) takes {counting * 1e6:.1f} us = "
           f"{counting / served:.4f} of 1/throughput of sendMessage with metrics off")
 
@@ -194,6 +230,15 @@ def bench_frontdoor(tmp: Path) -> None:
     from scripts import bench_frontdoor as frontdoor_part
 
     frontdoor_part.run(tmp)
+
+
+@part("sandbox")
+def bench_sandbox(tmp: Path) -> None:
+    """The sandbox's chat of 10,000 messages beside one of 10: opening it in
+    Chromium, and the bytes of its polls."""
+    from scripts import bench_sandbox as sandbox_part
+
+    sandbox_part.run(tmp)
 
 
 def main(argv: list[str]) -> None:

@@ -6,6 +6,7 @@ consumes its rate and is stored under its Idempotency-Key.
 """
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 
@@ -13,8 +14,9 @@ from flask import Blueprint, Response, current_app, g, request
 
 from app import disk, limits, logs, metrics
 from app import idempotency as idem
+from app.api import call_records
 from app.api.registry import METHODS, Call
-from app.auth import authenticate_bot, bearer_token, bot_disabled, unauthorized
+from app.auth import bearer_token, bot_disabled, identify_bot, platform_disabled, unauthorized
 from app.body import is_form_request, parse_body
 from app.catalogue import Method, validate_request
 from app.db import get_db, transaction
@@ -38,15 +40,27 @@ PIPELINE_ERRORS = (ErrorCode.PLATFORM_DISABLED, ErrorCode.UNAUTHORIZED, ErrorCod
 
 @bp.route("/<name>", methods=ALL_HTTP_METHODS, provide_automatic_options=False)
 def call_method(name: str) -> Response:
+    key = request.headers.get(idem.HEADER)
+    capture = call_records.call_started(name, key)
     method = METHODS.get(name)
     if method is None:
+        _note_caller(capture)
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
     if request.method != "POST":
+        _note_caller(capture)
         raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
-    bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
-    g.bot_id = bot.id
+    token = bearer_token(request.headers.get("Authorization"))
+    bot, platform_is_disabled = identify_bot(conn, token)
+    if bot is not None:
+        g.bot_id = bot.id   # the log line's
+        if capture is not None:
+            capture.bot_id, capture.secret = bot.id, token.partition(":")[2].encode()
+    if platform_is_disabled:
+        raise platform_disabled()
+    if bot is None:
+        raise unauthorized()
     if bot.has_faults:
         faults.intercept(conn, bot.id, name)   # the contract: right after the token
     if bot.disabled:
@@ -55,8 +69,9 @@ def call_method(name: str) -> Response:
         # Before a byte of the body lands in the quarantine.
         disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
     body = parse_body(request, settings.upload_max_bytes)
+    if capture is not None:
+        capture.body = body
     call = Call(conn, settings, bot, name, files=body.files)
-    key = request.headers.get(idem.HEADER)
     if key is not None and not idem.KEY_PATTERN.match(key):
         # A validation error like any other: answered after the rate limits;
         # there is no usable key to store it under.
@@ -82,13 +97,29 @@ def call_method(name: str) -> Response:
         raise unauthorized() from None
 
 
+def _note_caller(capture: call_records.CallCapture | None) -> None:
+    """Whose call this is, for the call log, when it is answered before the
+    token is checked (an unknown method, an HTTP method other than POST):
+    the answer stays what it is, whatever the token."""
+    if capture is None:
+        return
+    token = bearer_token(request.headers.get("Authorization"))
+    with contextlib.suppress(sqlite3.Error):
+        bot, _ = identify_bot(get_db(), token)
+        if bot is not None:
+            g.bot_id = capture.bot_id = bot.id
+            capture.secret = token.partition(":")[2].encode()
+
+
 @bp.after_request
 def count_call(response: Response) -> Response:
     """Every answer of /v2/<name>, success or failure, counted once; a name
-    outside the catalogue is ``unknown`` (clients cannot mint label values)."""
+    outside the catalogue is ``unknown`` (clients cannot mint label values).
+    The call goes in its bot's call log."""
     name = (request.view_args or {}).get("name")
     code = error_code_of(response) or ("ok" if response.status_code < 400 else "unknown")
     metrics.api_request(name if name in METHODS else "unknown", code, logs.elapsed_seconds())
+    call_records.record_call(response)
     return response
 
 

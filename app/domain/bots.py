@@ -83,7 +83,15 @@ def require_user(conn: sqlite3.Connection, user_id: int) -> sqlite3.Row:
     return row
 
 
-def list_users(conn: sqlite3.Connection) -> list[dict]:
-    rows = conn.execute("SELECT id, display_name, created_at FROM users ORDER BY id")
+def list_users(conn: sqlite3.Connection, limit: int = -1,
+               user_id: int | None = None) -> list[dict]:
+    """The newest ``limit`` users (every user by default), oldest first; or
+    the one with ``user_id`` (a list of one, or empty)."""
+    if user_id is not None:
+        rows = conn.execute("SELECT id, display_name, created_at FROM users WHERE id = ?",
+                            (user_id,)).fetchall()
+    else:
+        rows = conn.execute("SELECT id, display_name, created_at FROM users"
+                            " ORDER BY id DESC LIMIT ?", (limit,)).fetchall()[::-1]
     return [{"user_id": row["id"], "display_name": row["display_name"],
              "created_at": row["created_at"]} for row in rows]

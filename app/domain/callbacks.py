@@ -11,7 +11,7 @@ import secrets
 import sqlite3
 
 from app.clock import now
-from app.domain import keyboards, messages
+from app.domain import chat_events, keyboards, messages
 from app.domain.updates import enqueue_update
 from app.errors import invalid
 
@@ -35,9 +35,11 @@ def click(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: 
         "INSERT INTO callback_queries (query_id, bot_id, chat_ref, message_id, data, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         (query_id, bot_id, chat["id"], message_id, callback_data, now()))
-    enqueue_update(conn, bot_id, {"callback_query": {
-        "id": query_id, "chat_id": chat["chat_id"], "message_id": message_id,
-        "data": callback_data}})
+    update = {"callback_query": {"id": query_id, "chat_id": chat["chat_id"],
+                                 "message_id": message_id, "data": callback_data}}
+    update_id = enqueue_update(conn, bot_id, update)
+    chat_events.record(conn, chat, "click", message_id=message_id, callback_query_id=query_id,
+                       update_id=update_id, update=update)
     return query_id
 
 
@@ -54,12 +56,41 @@ def answer(conn: sqlite3.Connection, bot_id: int, callback_query_id: str,
                       "Unknown or already answered callback_query_id")
 
 
-def answers_seen(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
-    """The answers the user saw in ``chat``, in the order they were given."""
+def render_answer(row: sqlite3.Row) -> dict:
+    return {"callback_query_id": row["query_id"], "message_id": row["message_id"],
+            "data": row["data"], "text": row["answer_text"],
+            "show_alert": bool(row["show_alert"]), "date": row["answered_at"]}
+
+
+def answers_after(conn: sqlite3.Connection, chat: sqlite3.Row, answer_seq: int,
+                  limit: int) -> tuple[list[dict], int]:
+    """The answers given in ``chat`` after answer ``answer_seq`` (the order
+    of all answers), oldest first, at most ``limit``; and the seq of the
+    last one returned (``answer_seq`` if none)."""
     rows = conn.execute(
-        "SELECT * FROM callback_queries WHERE chat_ref = ? AND answer_seq IS NOT NULL"
-        " ORDER BY answer_seq", (chat["id"],))
-    return [{"callback_query_id": row["query_id"], "message_id": row["message_id"],
-             "data": row["data"], "text": row["answer_text"],
-             "show_alert": bool(row["show_alert"]), "date": row["answered_at"]}
-            for row in rows]
+        "SELECT * FROM callback_queries WHERE chat_ref = ? AND answer_seq > ?"
+        " ORDER BY answer_seq LIMIT ?", (chat["id"], answer_seq, limit)).fetchall()
+    return [render_answer(row) for row in rows], rows[-1]["answer_seq"] if rows else answer_seq
+
+
+def newest_answer_seq(conn: sqlite3.Connection, chat: sqlite3.Row) -> int:
+    row = conn.execute("SELECT MAX(answer_seq) FROM callback_queries WHERE chat_ref = ?",
+                       (chat["id"],)).fetchone()
+    return row[0] or 0
+
+
+def answers_seen(conn: sqlite3.Connection, chat: sqlite3.Row,
+                 message_ids: list[int]) -> list[dict]:
+    """The answers the user saw in ``chat`` to clicks on these messages, in
+    the order they were given. An index lookup per message
+    (``callback_queries_by_message``), so the chat's other clicks cost nothing.
+    Named with INDEXED BY: without statistics SQLite prefers the index that
+    gives the answer order, which reads every answered click of the chat."""
+    if not message_ids:
+        return []
+    marks = ",".join("?" * len(message_ids))
+    rows = conn.execute(
+        f"SELECT * FROM callback_queries INDEXED BY callback_queries_by_message"
+        f" WHERE chat_ref = ? AND message_id IN ({marks})"
+        f" AND answer_seq IS NOT NULL ORDER BY answer_seq", (chat["id"], *message_ids))
+    return [render_answer(row) for row in rows]

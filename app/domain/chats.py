@@ -11,7 +11,7 @@ import sqlite3
 from app.clock import now
 from app.contract import CHAT_ID_HEX_DIGITS, CHAT_ID_PREFIX, START_PARAMETER
 from app.db import transaction
-from app.domain import callbacks, messages
+from app.domain import callbacks, chat_events, messages
 from app.domain.bots import require_bot, require_user
 from app.domain.updates import enqueue_update
 from app.errors import ApiError, ErrorCode, invalid
@@ -61,11 +61,49 @@ def require_active_chat(conn: sqlite3.Connection, bot_id: int, chat_id: str,
     return row
 
 
+def find_user_chat(conn: sqlite3.Connection, bot_id: int, user_id: int) -> sqlite3.Row | None:
+    """The user's chat with the bot, or None before their first Start."""
+    return conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
+                        (bot_id, user_id)).fetchone()
+
+
+# Unread messages are counted up to this many (a list shows "99+").
+UNREAD_COUNTED = 100
+
+
+def chats_of_user(conn: sqlite3.Connection, user_id: int) -> dict[int, dict]:
+    """Every chat of the user, by bot id: ``{chat: row, last: Message or None,
+    unread}``: the newest message the user sees, and how many of the bot's
+    messages they have not read (at most UNREAD_COUNTED). One statement; each
+    figure is the end of an index range (``chats_by_user``, ``messages_by_chat``)."""
+    rows = conn.execute(
+        "SELECT c.*, m.message_id, m.date, m.type, m.from_bot, m.content,"
+        " m.reply_to_message_id, m.media_group_id, m.edit_date,"
+        " (SELECT COUNT(*) FROM (SELECT 1 FROM messages u WHERE u.chat_ref = c.id"
+        "  AND u.message_id > c.read_message_id AND u.from_bot = 1 AND u.deleted_at IS NULL"
+        "  LIMIT ?)) AS unread"
+        " FROM chats c LEFT JOIN messages m ON m.bot_id = c.bot_id AND m.message_id ="
+        " (SELECT MAX(message_id) FROM messages WHERE chat_ref = c.id AND deleted_at IS NULL)"
+        " WHERE c.user_id = ?", (UNREAD_COUNTED, user_id))
+    return {row["bot_id"]: {"chat": row, "unread": row["unread"],
+                            "last": None if row["message_id"] is None
+                            else messages.render(row, row["chat_id"])} for row in rows}
+
+
+def mark_read(conn: sqlite3.Connection, bot_id: int, user_id: int, message_id: int) -> None:
+    """The user has read the chat up to ``message_id`` (a read marker only
+    moves forward, and not past the chat's newest message)."""
+    with transaction(conn):
+        row = user_chat(conn, bot_id, user_id)
+        newest = messages.newest_message_id(conn, row)
+        conn.execute("UPDATE chats SET read_message_id = ? WHERE id = ? AND read_message_id < ?",
+                     (min(message_id, newest), row["id"], min(message_id, newest)))
+
+
 def user_chat(conn: sqlite3.Connection, bot_id: int, user_id: int) -> sqlite3.Row:
     require_bot(conn, bot_id)
     require_user(conn, user_id)
-    row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
-                       (bot_id, user_id)).fetchone()
+    row = find_user_chat(conn, bot_id, user_id)
     if row is None:
         raise chat_not_found("bot_id")
     return row
@@ -86,8 +124,9 @@ def _start(conn, bot_id: int, user_id: int, start_parameter: str | None) -> tupl
         require_bot(conn, bot_id)
         require_user(conn, user_id)
         at = now()
-        row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
-                           (bot_id, user_id)).fetchone()
+        row = find_user_chat(conn, bot_id, user_id)
+        kind = ("start" if row is None or row["status"] == "active"
+                else "unblock" if row["blocked"] else "restart")
         if row is None:
             conn.execute(
                 "INSERT INTO chats (chat_id, bot_id, user_id, status, started_at)"
@@ -95,15 +134,17 @@ def _start(conn, bot_id: int, user_id: int, start_parameter: str | None) -> tupl
         elif row["status"] != "active":
             conn.execute("UPDATE chats SET status = 'active', blocked = 0, started_at = ?,"
                          " stopped_at = NULL WHERE id = ?", (at, row["id"]))
-        row = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
-                           (bot_id, user_id)).fetchone()
+        row = find_user_chat(conn, bot_id, user_id)
         text = "/start" if start_parameter is None else f"/start {start_parameter}"
         message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
                                           content={"text": text})
         membership = {"chat_id": row["chat_id"], "status": "active"}
         if start_parameter is not None:
             membership["start_parameter"] = start_parameter
-        update_id = enqueue_update(conn, bot_id, {"message": message, "membership": membership})
+        update = {"message": message, "membership": membership}
+        update_id = enqueue_update(conn, bot_id, update)
+        chat_events.record(conn, row, kind, message_id=message["message_id"],
+                           update_id=update_id, update=update)
     return {"chat_id": row["chat_id"], "update_id": update_id}, message
 
 
@@ -121,8 +162,11 @@ def _stop(conn, bot_id: int, row: sqlite3.Row) -> dict:
                  (now(), row["id"]))
     message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
                                       content={"text": "/stop"})
-    enqueue_update(conn, bot_id, {"message": message, "membership": {
-        "chat_id": row["chat_id"], "status": "stopped"}})
+    update = {"message": message, "membership": {"chat_id": row["chat_id"],
+                                                 "status": "stopped"}}
+    update_id = enqueue_update(conn, bot_id, update)
+    chat_events.record(conn, row, "stop", message_id=message["message_id"],
+                       update_id=update_id, update=update)
     return message
 
 
@@ -135,9 +179,12 @@ def user_block(conn: sqlite3.Connection, bot_id: int, user_id: int) -> None:
         was_active = row["status"] == "active"
         conn.execute("UPDATE chats SET status = 'stopped', blocked = 1,"
                      " stopped_at = COALESCE(stopped_at, ?) WHERE id = ?", (now(), row["id"]))
+        update = update_id = None
         if was_active:
-            enqueue_update(conn, bot_id, {"membership": {
-                "chat_id": row["chat_id"], "status": "stopped", "reason": "blocked"}})
+            update = {"membership": {"chat_id": row["chat_id"], "status": "stopped",
+                                     "reason": "blocked"}}
+            update_id = enqueue_update(conn, bot_id, update)
+        chat_events.record(conn, row, "block", update_id=update_id, update=update)
 
 
 def user_send_message(conn: sqlite3.Connection, bot_id: int, user_id: int, text: str,
@@ -162,8 +209,18 @@ def user_send_message(conn: sqlite3.Connection, bot_id: int, user_id: int, text:
         message = messages.insert_message(conn, bot_id, row, from_bot=False, type="text",
                                           content={"text": text},
                                           reply_to_message_id=reply_to_message_id)
-        enqueue_update(conn, bot_id, {"message": message})
+        user_message_update(conn, bot_id, row, message)
     return message
+
+
+def user_message_update(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
+                        message: dict) -> int:
+    """Queue the update of a message the user sent (and journal it)."""
+    update = {"message": message}
+    update_id = enqueue_update(conn, bot_id, update)
+    chat_events.record(conn, chat, "message", message_id=message["message_id"],
+                       update_id=update_id, update=update)
+    return update_id
 
 
 def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, message_id: int,
@@ -178,8 +235,20 @@ def user_click_button(conn: sqlite3.Connection, bot_id: int, user_id: int, messa
     return {"callback_query_id": query_id}
 
 
-def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int) -> dict:
+def user_view(conn: sqlite3.Connection, bot_id: int, user_id: int, limit: int,
+              before_message_id: int | None = None) -> dict:
+    """userGetChat: one page of the chat as the user sees it, newest first
+    chosen, oldest first listed. ``before_message_id`` must be
+    a message of this chat; a deleted one still is (its tombstone keeps its
+    place), so a page boundary stays valid when the message it names is
+    deleted meanwhile."""
     row = user_chat(conn, bot_id, user_id)
-    return {"chat_id": row["chat_id"], "status": row["status"],
-            "messages": messages.chat_history(conn, row),
-            "callback_answers": callbacks.answers_seen(conn, row)}
+    if before_message_id is not None and messages.find_message(
+            conn, bot_id, row, before_message_id) is None:
+        raise invalid("before_message_id",
+                      f"Message {before_message_id} is not a message of this chat")
+    page, has_more = messages.chat_page(conn, row, limit, before_message_id)
+    return {"chat_id": row["chat_id"], "status": row["status"], "messages": page,
+            "callback_answers": callbacks.answers_seen(
+                conn, row, [message["message_id"] for message in page]),
+            "has_more": has_more}

@@ -67,6 +67,14 @@ def clear(conn: sqlite3.Connection, bot_id: int) -> None:
         conn.execute("UPDATE bots SET has_faults = 0 WHERE id = ?", (bot_id,))
 
 
+def armed(conn: sqlite3.Connection, bot_id: int) -> list[dict]:
+    """The bot's faults still waiting, by method: ``{method, error_code (or
+    null: a delay alone), delay_ms, remaining}``."""
+    rows = conn.execute("SELECT method, error_code, delay_ms, remaining FROM faults"
+                        " WHERE bot_id = ? ORDER BY method", (bot_id,))
+    return [dict(row) for row in rows]
+
+
 def take(conn: sqlite3.Connection, bot_id: int, method: str) -> Fault | None:
     """Claim one faulted call of ``method``, or None. Atomic across processes."""
     if conn.execute("SELECT 1 FROM faults WHERE bot_id = ? AND method = ?",

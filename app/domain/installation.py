@@ -21,11 +21,11 @@ from app.domain.files import remove_stored
 
 # Children before parents (foreign keys are on).
 RESET_TABLES = (
-    "broadcast_recipients", "broadcasts", "callback_queries", "messages",
+    "broadcast_recipients", "broadcasts", "callback_queries", "chat_events", "messages",
     "webhook_deliveries", "faults", "updates", "webhooks", "files", "chats",
-    "idempotency_keys", "rate_limits", "users", "bots",
+    "idempotency_keys", "rate_limits", "bot_calls", "bot_call_counts", "users", "bots",
     # Last: deleting messages above bumps these (the sandbox's triggers).
-    "sandbox_chat_versions", "sandbox_signin_failures",
+    "sandbox_chat_versions", "sandbox_message_revisions", "sandbox_signin_failures",
 )
 # What a reset keeps: the platform row (switch back on, clock offset back to
 # 0), the periodic jobs' schedule, SQLite's id sequences, the record of

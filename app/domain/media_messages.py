@@ -19,7 +19,7 @@ import sqlite3
 from app.contract import FILE_KINDS, MEDIA_TYPES
 from app.db import transaction
 from app.domain import files, messages
-from app.domain.chats import check_active, require_active_chat, user_chat
+from app.domain.chats import check_active, require_active_chat, user_chat, user_message_update
 from app.domain.editing import (
     UNCHANGED,
     apply_edit,
@@ -28,7 +28,6 @@ from app.domain.editing import (
     require_type,
 )
 from app.domain.files import StoredUpload
-from app.domain.updates import enqueue_update
 from app.errors import Reason, invalid
 from app.media import MediaConfig
 
@@ -167,5 +166,5 @@ def user_send_media(conn: sqlite3.Connection, bot_id: int, user_id: int,
         file = files.record_file(conn, bot_id, stored, quota, "file")
         message = messages.insert_message(conn, bot_id, chat, from_bot=False, type=type,
                                           content=_content(file, caption))
-        enqueue_update(conn, bot_id, {"message": message})
+        user_message_update(conn, bot_id, chat, message)
     return message

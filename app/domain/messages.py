@@ -12,6 +12,7 @@ import json
 import sqlite3
 
 from app.clock import now
+from app.domain import chat_events
 from app.domain.keyboards import stored_keyboard
 from app.errors import ApiError, ErrorCode
 from app.jsontext import dumps
@@ -22,6 +23,8 @@ CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
 TOMBSTONE = ("type = 'deleted', content = '{}', reply_to_message_id = NULL,"
              " media_group_id = NULL, edit_date = NULL")
 HISTORY_BATCH = 500
+# Above every message_id (SQLite integers are 64-bit): "no upper bound" for a page.
+NO_MESSAGE_ID_ABOVE = 2**63 - 1
 
 
 def next_message_id(conn: sqlite3.Connection, bot_id: int) -> int:
@@ -101,6 +104,16 @@ def own_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, messag
     return row
 
 
+def shows_file(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: int,
+               file_id: str) -> bool:
+    """Whether message ``message_id`` of ``chat``, not deleted, shows this file
+    now (an edit may have replaced it). One primary-key read."""
+    row = find_message(conn, bot_id, chat, message_id)
+    if row is None or row["deleted_at"] is not None:
+        return False
+    return (json.loads(row["content"]).get("media") or {}).get("file_id") == file_id
+
+
 def require_reply_target(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
                          message_id: int, field: str = "reply_to_message_id") -> sqlite3.Row:
     """A received or sent message in the same bot and chat, not deleted."""
@@ -136,17 +149,52 @@ def send_messages(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row
                            media_group_id=media_group_id)
 
 
-def chat_history(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:
-    """The chat as the user sees it now: edits applied, deleted messages gone."""
-    rows = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
-                        " ORDER BY message_id", (chat["id"],))
+def newest_message_id(conn: sqlite3.Connection, chat: sqlite3.Row) -> int:
+    """The chat's newest message_id, deleted or not (0 for none)."""
+    row = conn.execute("SELECT MAX(message_id) FROM messages WHERE chat_ref = ?",
+                       (chat["id"],)).fetchone()
+    return row[0] or 0
+
+
+def messages_after(conn: sqlite3.Connection, chat: sqlite3.Row, message_id: int,
+                   limit: int) -> list[dict]:
+    """The chat's visible messages newer than ``message_id``, oldest first,
+    at most ``limit`` (the oldest of them)."""
+    rows = conn.execute(
+        "SELECT * FROM messages WHERE chat_ref = ? AND message_id > ? AND deleted_at IS NULL"
+        " ORDER BY message_id LIMIT ?", (chat["id"], message_id, limit))
     return [render(row, chat["chat_id"]) for row in rows]
+
+
+def find_shown(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row,
+               message_id: int) -> dict | None:
+    """Message ``message_id`` as the chat's user sees it now, or None when it
+    is deleted or not a message of the chat."""
+    row = find_message(conn, bot_id, chat, message_id)
+    if row is None or row["deleted_at"] is not None:
+        return None
+    return render(row, chat["chat_id"])
+
+
+def chat_page(conn: sqlite3.Connection, chat: sqlite3.Row, limit: int,
+              before_message_id: int | None = None) -> tuple[list[dict], bool]:
+    """The newest ``limit`` messages the user sees (edits applied, deleted ones
+    gone), older than ``before_message_id`` when given, oldest first; and
+    whether older ones exist. One range of ``messages_by_chat`` read from its
+    newest end, so the cost follows ``limit``, not the chat's history."""
+    rows = conn.execute(
+        "SELECT * FROM messages WHERE chat_ref = ? AND message_id < ? AND deleted_at IS NULL"
+        " ORDER BY message_id DESC LIMIT ?",
+        (chat["id"], NO_MESSAGE_ID_ABOVE if before_message_id is None else before_message_id,
+         limit + 1)).fetchall()
+    return [render(row, chat["chat_id"]) for row in reversed(rows[:limit])], len(rows) > limit
 
 
 def remove_history_before(conn: sqlite3.Connection, cutoff: int,
                           batch: int = HISTORY_BATCH) -> int:
     """Remove up to ``batch`` messages dated before ``cutoff`` (deleted or
-    not) and the callback queries clicked before it; returns how many rows
+    not), the callback queries clicked before it and the chat events (with
+    the updates they journal) of before it; returns how many rows
     went. One short write per call: the caller loops, each in its own
     transaction, so other writers get the lock in between."""
     queries = conn.execute(
@@ -155,4 +203,4 @@ def remove_history_before(conn: sqlite3.Connection, cutoff: int,
     removed = conn.execute(
         "DELETE FROM messages WHERE (bot_id, message_id) IN (SELECT bot_id, message_id"
         " FROM messages WHERE date < ? LIMIT ?)", (cutoff, batch)).rowcount
-    return queries + removed
+    return queries + removed + chat_events.remove_before(conn, cutoff, batch)

@@ -43,8 +43,8 @@ JOBS: tuple[Job, ...] = (
         "deliver due updates to webhooks, retries on their schedule (woken by each new"
         " update); app/webhooks/delivery.py"),
     Job("delete_expired_records", 60.0,
-        "drop updates, idempotency keys and webhook delivery records past 24 hours;"
-        " checkpoint the WAL; app/maintenance.py", once_per_interval=True),
+        "drop updates, idempotency keys, webhook delivery and call log records past 24"
+        " hours; checkpoint the WAL; app/maintenance.py", once_per_interval=True),
     Job("checkpoint_wal", 1.0,
         "in every process: copy the WAL into the database, outside the write lock"
         " (no commit does: app/db.py); app/maintenance.py"),

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from flask import current_app
+from marshmallow import ValidationError
 
 from app import results
-from app.contract import START_PARAMETER
+from app.api.registry import METHODS
+from app.contract import START_PARAMETER, USER_CHAT_DEFAULT_LIMIT, USER_CHAT_MAX_LIMIT
 from app.domain import bots, chats, media_messages
 from app.errors import ErrorCode
 from app.manage.dispatch import operator_method
@@ -18,6 +20,7 @@ from app.validation import (
     MessageId,
     MessageText,
     Pattern,
+    Str,
     StrictSchema,
     Text,
 )
@@ -30,6 +33,17 @@ class CreateBotSchema(StrictSchema):
                        required=True)
     display_name = Text(min_bytes=1, max_bytes=128)
     description = Text(max_bytes=512)
+
+
+def _api_method_name(value: str) -> str:
+    if value not in METHODS:
+        raise ValidationError("must be the name of a /v2 method")
+    return value
+
+
+def ApiMethodName(**kwargs) -> Str:
+    """The name of a /v2 method (injectFault, getBotCalls)."""
+    return Str(validate=[_api_method_name], **kwargs)
 
 
 class BotIdSchema(StrictSchema):
@@ -149,10 +163,21 @@ def user_click_button(conn, p):
                                    p["callback_data"])
 
 
-@operator_method("userGetChat", UserBotSchema(), result=results.UserChat, errors=CHAT_ERRORS,
-                 summary="The chat as the user sees it now")
+class UserGetChatSchema(UserBotSchema):
+    limit = Int(min=1, max=USER_CHAT_MAX_LIMIT, load_default=USER_CHAT_DEFAULT_LIMIT,
+                metadata={"description": "how many messages: the newest ones (older than"
+                                         " before_message_id when given)"})
+    before_message_id = MessageId(metadata={
+        "description": "a message of this chat (a deleted one too): the page ends just"
+                       " before it"})
+
+
+@operator_method("userGetChat", UserGetChatSchema(), result=results.UserChat, errors=CHAT_ERRORS,
+                 summary="One page of the chat as the user sees it now, newest messages first"
+                         " chosen, listed oldest first")
 def user_get_chat(conn, p):
-    return chats.user_view(conn, p["bot_id"], p["user_id"])
+    return chats.user_view(conn, p["bot_id"], p["user_id"], p["limit"],
+                           p.get("before_message_id"))
 
 
 class UserSendMediaSchema(UserBotSchema):

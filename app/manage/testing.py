@@ -5,16 +5,15 @@ installation."""
 from __future__ import annotations
 
 from flask import current_app
-from marshmallow import ValidationError, validate
+from marshmallow import validate
 
 from app import clock, results
-from app.api.registry import METHODS
 from app.db import transaction
 from app.domain import faults, installation, webhook_deliveries
 from app.domain.bots import require_bot
 from app.jobs import make_periodic_jobs_due, wake_all
 from app.manage.dispatch import operator_method
-from app.manage.methods import BotIdSchema
+from app.manage.methods import ApiMethodName, BotIdSchema
 from app.validation import CursorField, Int, LimitField, Str, StrictSchema
 
 
@@ -22,14 +21,8 @@ class AdvanceClockSchema(StrictSchema):
     seconds = Int(min=1, max=clock.MAX_ADVANCE_SECONDS, required=True)
 
 
-def _api_method_name(value: str) -> str:
-    if value not in METHODS:
-        raise ValidationError("must be the name of a /v2 method")
-    return value
-
-
 class InjectFaultSchema(BotIdSchema):
-    method = Str(required=True, validate=[_api_method_name])
+    method = ApiMethodName(required=True)
     error_code = Str(validate=[validate.OneOf(
         [code.value for code in faults.INJECTABLE_CODES],
         error="must be one of " + ", ".join(code.value for code in faults.INJECTABLE_CODES))])

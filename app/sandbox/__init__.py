@@ -6,11 +6,13 @@ the admin token once and gets a session cookie. Every page and JSON answer
 carries a strict Content-Security-Policy (scripts and styles only from this
 origin, no inline ones), and every state change must carry the session's
 CSRF token. The pages act through the operator methods of /manage/v1
-(``calls.py``), never through rules of their own.
+(``calls.py``) and read through the domain's functions, never through rules
+or SQL of their own (sessions and the sign-in throttle included:
+``app.domain.sandbox_sessions``, ``app.domain.signin_throttle``).
 
-Modules: ``auth`` (session and CSRF checks, sign-in and sign-out), ``pages``
-(the bot manager and the chats), ``chat`` (the JSON the pages call, and the
-media route).
+Modules: ``auth`` (sign-in and sign-out), ``pages`` (the bot manager, a
+bot's page and the chats), ``chat`` (the JSON the chat page calls, and the
+media route), ``pulse`` (a bot's calls, delivery and faults, live).
 """
 from __future__ import annotations
 
@@ -19,9 +21,9 @@ from werkzeug.exceptions import NotFound
 
 from app import clock
 from app.db import get_db
+from app.domain import sandbox_sessions as sessions
 from app.envelope import json_response, ok_body
 from app.errors import ApiError, ErrorCode
-from app.sandbox import sessions
 
 bp = Blueprint("sandbox", __name__, url_prefix="/sandbox", template_folder="templates",
                static_folder="static")
@@ -30,10 +32,14 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
        " media-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none';"
        " frame-ancestors 'none'; object-src 'none'")
 CSRF_HEADER = "X-CSRF-Token"
+# The session cookie: a random id; the database keeps only its SHA-256.
+SESSION_COOKIE = "botsvc_sandbox"
 # Reached without a session: the sign-in form and the files it needs.
 PUBLIC_ENDPOINTS = {"sandbox.signin", "sandbox.static"}
 # Answer JSON (401 when signed out) rather than a redirect to the sign-in page.
-JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.call", "sandbox.media"}
+JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.chat_history", "sandbox.inspect",
+                  "sandbox.mark_read", "sandbox.user_chats", "sandbox.bot_pulse", "sandbox.call",
+                  "sandbox.media"}
 
 
 def settings():
@@ -53,7 +59,7 @@ def guard():
         return None
     conn = get_db()
     clock.refresh(conn)  # pages show the service's dates, as /v2 does
-    g.sandbox_session = sessions.find_session(conn, request.cookies.get(sessions.COOKIE),
+    g.sandbox_session = sessions.find_session(conn, request.cookies.get(SESSION_COOKIE),
                                               fingerprint())
     if g.sandbox_session is None:
         if request.endpoint in JSON_ENDPOINTS:
@@ -104,4 +110,4 @@ def json_ok(result) -> Response:
     return json_response(200, ok_body(result))
 
 
-from app.sandbox import auth, chat, pages  # noqa: E402,F401  (routes)
+from app.sandbox import auth, chat, pages, pulse  # noqa: E402,F401  (routes)

@@ -2,7 +2,8 @@
 
 The sign-in form is protected like every other change: a random value in a
 short-lived cookie must come back in the form (there is no session yet to
-hold a CSRF token). Wrong tokens are throttled per address (``throttle``).
+hold a CSRF token). Wrong tokens are throttled per address
+(``app.domain.signin_throttle``).
 """
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from flask import Response, make_response, redirect, render_template, request, u
 from app import wire
 from app.auth import check_admin_token
 from app.db import get_db
-from app.sandbox import bp, fingerprint, sessions, settings, throttle
+from app.domain import sandbox_sessions as sessions
+from app.domain import signin_throttle as throttle
+from app.sandbox import SESSION_COOKIE, bp, fingerprint, settings
 
 SIGNIN_COOKIE = "botsvc_sandbox_signin"
 
@@ -41,7 +44,7 @@ def _signin_page(message: str | None, status: int, notice: str | None = None,
 @bp.route("/signin", methods=["GET", "POST"])
 def signin():
     conn = get_db()
-    if sessions.find_session(conn, request.cookies.get(sessions.COOKIE), fingerprint()):
+    if sessions.find_session(conn, request.cookies.get(SESSION_COOKIE), fingerprint()):
         return redirect(url_for("sandbox.home"), 303)
     if request.method == "GET":
         notice = "You are signed out." if request.args.get("signed_out") else None
@@ -66,15 +69,15 @@ def signin():
                             "(the BOTSVC_ADMIN_TOKEN setting).", 401)
     session_id, _ = sessions.open_session(conn, fingerprint())
     response = redirect(url_for("sandbox.home"), 303)
-    _set_cookie(response, sessions.COOKIE, session_id, url_for("sandbox.home"))
+    _set_cookie(response, SESSION_COOKIE, session_id, url_for("sandbox.home"))
     response.delete_cookie(SIGNIN_COOKIE, path=url_for("sandbox.signin"))
     return response
 
 
 @bp.route("/signout", methods=["POST"])
 def signout():
-    sessions.close_session(get_db(), request.cookies.get(sessions.COOKIE))
+    sessions.close_session(get_db(), request.cookies.get(SESSION_COOKIE))
     response = redirect(url_for("sandbox.signin", signed_out=1), 303)
-    response.delete_cookie(sessions.COOKIE, path=url_for("sandbox.home"),
+    response.delete_cookie(SESSION_COOKIE, path=url_for("sandbox.home"),
                            httponly=True, samesite="Strict", secure=_secure())
     return response

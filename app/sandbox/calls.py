@@ -4,22 +4,29 @@ looked up in their registry and run through the same execution path
 """
 from __future__ import annotations
 
+from flask import current_app
+
 from app.body import RequestBody
 from app.db import get_db
 from app.errors import ApiError, ErrorCode
 from app.manage.dispatch import OPERATOR_METHODS, execute
 
-# What the pages may call. The testing tools (reset, clock, faults) stay on
-# /manage/v1 only: a button should not be able to wipe an installation.
+# What the pages may call: the bot manager, the users, and what a developer
+# reads about a bot. The testing tools that change the installation (the
+# clock, faults, reset) only where they exist at all: BOTSVC_TEST_TOOLS=1.
 SANDBOX_METHODS = frozenset({
     "createBot", "rotateToken", "setBotDisabled", "setPlatformDisabled", "listBots",
     "createUser", "userStart", "userStop", "userBlock", "userSendMessage",
     "userClickButton", "userGetChat", "userSendMedia",
+    "getClock", "getWebhookDeliveries", "getBotCalls",
+    "advanceClock", "injectFault", "clearFaults", "reset",
 })
 
 
 def is_callable(name: str) -> bool:
-    return name in SANDBOX_METHODS and name in OPERATOR_METHODS
+    method = OPERATOR_METHODS.get(name)
+    return (name in SANDBOX_METHODS and method is not None
+            and (not method.test_tool or current_app.config["SETTINGS"].test_tools))
 
 
 def run(name: str, body: RequestBody | dict):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from app import clock
-from app.domain import bots, broadcasts, messages, webhooks
+from app.domain import bots, broadcasts, chats, webhooks
 from app.sandbox import calls
 
 RECENT_BROADCASTS = 5
@@ -25,7 +25,7 @@ def bot_cards(conn: sqlite3.Connection) -> list[dict]:
             for bot in calls.run("listBots", {})]
 
 
-def membership(chat: sqlite3.Row | None) -> str:
+def membership(chat: sqlite3.Row | dict | None) -> str:
     """The state a person sees: not started, active, stopped or blocked."""
     if chat is None:
         return "not started"
@@ -36,17 +36,13 @@ def membership(chat: sqlite3.Row | None) -> str:
 
 def chat_list(conn: sqlite3.Connection, user_id: int) -> list[dict]:
     """One entry per bot: the user's membership and the last message they see."""
+    found = chats.chats_of_user(conn, user_id)
     entries = []
     for bot in calls.run("listBots", {}):
-        chat = conn.execute("SELECT * FROM chats WHERE bot_id = ? AND user_id = ?",
-                            (bot["id"], user_id)).fetchone()
-        last = None
-        if chat is not None:
-            row = conn.execute("SELECT * FROM messages WHERE chat_ref = ? AND deleted_at IS NULL"
-                               " ORDER BY message_id DESC LIMIT 1", (chat["id"],)).fetchone()
-            last = messages.render(row, chat["chat_id"]) if row else None
-        entries.append({"bot": bot, "state": membership(chat), "last": last,
-                        "preview": preview(last)})
+        chat = found.get(bot["id"])
+        last = chat["last"] if chat else None
+        entries.append({"bot": bot, "state": membership(chat and chat["chat"]), "last": last,
+                        "preview": preview(last), "unread": chat["unread"] if chat else 0})
     return entries
 
 
@@ -61,5 +57,16 @@ def preview(message: dict | None) -> str:
     return f"{label}: {detail}" if detail else label
 
 
-def users(conn: sqlite3.Connection) -> list[dict]:
-    return bots.list_users(conn)
+def users(conn: sqlite3.Connection, limit: int) -> list[dict]:
+    """The newest ``limit`` users, oldest first."""
+    return bots.list_users(conn, limit)
+
+
+def find_user(conn: sqlite3.Connection, user_id: int) -> dict | None:
+    return next(iter(bots.list_users(conn, 1, user_id)), None)
+
+
+def find_bot(conn: sqlite3.Connection, bot_id: int) -> dict | None:
+    """A bot as listBots shows it, or None."""
+    row = bots.find_bot(conn, bot_id)
+    return None if row is None else {**bots.render_bot(row), "disabled": bool(row["disabled"])}

@@ -154,8 +154,23 @@ class OperatorClient:
         return self.call("userClickButton", user_id=user_id, bot_id=bot_id,
                          message_id=message_id, callback_data=callback_data)["callback_query_id"]
 
-    def user_get_chat(self, user_id: int, bot_id: int) -> dict[str, Any]:
-        return self.call("userGetChat", user_id=user_id, bot_id=bot_id)
+    def user_get_chat(self, user_id: int, bot_id: int, limit: int | None = None,
+                      before_message_id: int | None = None) -> dict[str, Any]:
+        """One page: the newest ``limit`` messages (older than
+        ``before_message_id`` when given), oldest first, and ``has_more``."""
+        return self.call("userGetChat", user_id=user_id, bot_id=bot_id, limit=limit,
+                         before_message_id=before_message_id)
+
+    def user_chat_pages(self, user_id: int, bot_id: int,
+                        limit: int | None = None) -> Iterator[dict[str, Any]]:
+        """The chat's pages, newest first, until the oldest message."""
+        before = None
+        while True:
+            page = self.user_get_chat(user_id, bot_id, limit, before)
+            yield page
+            if not page["has_more"] or not page["messages"]:
+                return
+            before = page["messages"][0]["message_id"]
 
     def user_send_media(self, user_id: int, bot_id: int, path: str | os.PathLike,
                         caption: str | None = None, type: str | None = None) -> dict[str, Any]:
@@ -186,6 +201,26 @@ class OperatorClient:
     def get_webhook_deliveries(self, bot_id: int, limit: int | None = None,
                                cursor: str | None = None) -> dict[str, Any]:
         return self.call("getWebhookDeliveries", bot_id=bot_id, limit=limit, cursor=cursor)
+
+    def get_bot_calls(self, bot_id: int, limit: int | None = None, cursor: str | None = None,
+                      method: str | None = None,
+                      failures_only: bool | None = None) -> dict[str, Any]:
+        """One page of the bot's call log: ``{calls, next_cursor, empty_polls,
+        last_poll_at}``, newest first."""
+        return self.call("getBotCalls", bot_id=bot_id, limit=limit, cursor=cursor,
+                         method=method, failures_only=failures_only)
+
+    def bot_calls(self, bot_id: int, method: str | None = None,
+                  failures_only: bool | None = None) -> Iterator[dict[str, Any]]:
+        """Every kept record of the bot's calls, newest first, across all pages."""
+        cursor = None
+        while True:
+            page = self.get_bot_calls(bot_id, cursor=cursor, method=method,
+                                      failures_only=failures_only)
+            yield from page["calls"]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return
 
     def webhook_deliveries(self, bot_id: int) -> Iterator[dict[str, Any]]:
         """Every recorded attempt, newest first, across all pages."""

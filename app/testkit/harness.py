@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.contract import USER_CHAT_MAX_LIMIT
 from app.testkit.client import BotApi, Clock, OperatorClient
 
 DEFAULT_WAIT_SECONDS = 10.0
@@ -35,6 +36,9 @@ class TestBot:
 
 class SimulatedUser:
     """A messenger user talking to one bot through the operator API."""
+
+    # Messages per userGetChat page: its largest, the fewest calls for a chat.
+    page_limit = USER_CHAT_MAX_LIMIT
 
     def __init__(self, operator: OperatorClient, bot: TestBot, user_id: int):
         self.operator, self.bot, self.user_id = operator, bot, user_id
@@ -69,9 +73,33 @@ class SimulatedUser:
         return self.operator.user_send_media(self.user_id, self.bot.id, path, caption, type)
 
     def chat(self) -> dict[str, Any]:
-        """The chat as the user sees it now: ``{chat_id, status, messages,
-        callback_answers}``, edits and deletions applied."""
-        return self.operator.user_get_chat(self.user_id, self.bot.id)
+        """The whole chat as the user sees it now: ``{chat_id, status,
+        messages, callback_answers}``, edits and deletions applied, oldest
+        message first. Reads every page of userGetChat; ``recent()`` reads
+        only the newest."""
+        pages = list(self.operator.user_chat_pages(self.user_id, self.bot.id,
+                                                   limit=self.page_limit))
+        newest = pages[0]
+        return {"chat_id": newest["chat_id"], "status": newest["status"],
+                "messages": [m for page in reversed(pages) for m in page["messages"]],
+                # Each page lists its answers in the order given; across
+                # pages, by date (a stable sort keeps a page's order).
+                "callback_answers": sorted(
+                    (a for page in reversed(pages) for a in page["callback_answers"]),
+                    key=lambda answer: answer["date"])}
+
+    def recent(self, after_message_id: int = 0) -> list[dict[str, Any]]:
+        """The messages the user sees whose message_id is above
+        ``after_message_id``, oldest first: only the pages that hold them are
+        read, so a long chat costs no more than a short one."""
+        found: list[dict[str, Any]] = []
+        for page in self.operator.user_chat_pages(self.user_id, self.bot.id,
+                                                  limit=self.page_limit):
+            newer = [m for m in page["messages"] if m["message_id"] > after_message_id]
+            found[:0] = newer
+            if len(newer) < len(page["messages"]):
+                break
+        return found
 
     def messages_from_bot(self) -> list[dict[str, Any]]:
         return [m for m in self.chat()["messages"] if m["from_bot"]]
@@ -90,7 +118,7 @@ class SimulatedUser:
 
         deadline = time.monotonic() + timeout
         while True:
-            fresh = [m for m in self.messages_from_bot() if m["message_id"] > self._seen]
+            fresh = [m for m in self.recent(self._seen) if m["from_bot"]]
             for message in fresh:
                 if wanted(message):
                     self._seen = message["message_id"]
@@ -109,6 +137,7 @@ class Botsvc:
         self.base_url = base_url
         self.admin_token = admin_token
         self.operator = OperatorClient(base_url, admin_token)
+        self._calls_seen: dict[int, int] = {}   # bot_id: the last call_id wait_for_call returned
 
     def new_bot(self, username: str | None = None, display_name: str | None = None) -> TestBot:
         username = username or f"t{next(_names)}_{secrets.token_hex(4)}_bot"
@@ -138,6 +167,39 @@ class Botsvc:
     def webhook_deliveries(self, bot: TestBot | int) -> list[dict[str, Any]]:
         """Every webhook delivery attempt to the bot, newest first."""
         return list(self.operator.webhook_deliveries(_bot_id(bot)))
+
+    def calls(self, bot: TestBot | int, method: str | None = None,
+              failures_only: bool = False) -> list[dict[str, Any]]:
+        """What the bot did: its /v2 calls (the newest 1,000 of the last 24
+        hours), newest first, each with its method, parameters, result or
+        error_code and description; only those of ``method``, or only the
+        failed ones, when asked. A call's record is written just after its
+        answer went out: right after the bot's call returns, it may take a
+        moment to appear."""
+        return list(self.operator.bot_calls(_bot_id(bot), method=method,
+                                            failures_only=failures_only or None))
+
+    def wait_for_call(self, bot: TestBot | int, method: str | None = None,
+                      match: Callable[[dict], bool] | None = None, *,
+                      timeout: float = DEFAULT_WAIT_SECONDS) -> dict[str, Any]:
+        """The bot's next call (after the last one this method returned for
+        the bot) of ``method``, or for which ``match(record)`` is true, once
+        its record is there; AssertionError after ``timeout`` seconds."""
+        bot_id = _bot_id(bot)
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = self._calls_seen.get(bot_id, 0)
+            fresh = list(itertools.takewhile(lambda c, seen=seen: c["call_id"] > seen,
+                                             self.operator.bot_calls(bot_id, method)))
+            for record in reversed(fresh):   # the oldest first
+                if match is None or match(record):
+                    self._calls_seen[bot_id] = record["call_id"]
+                    return record
+            if time.monotonic() >= deadline:
+                got = [(c["method"], c.get("error_code", "ok")) for c in reversed(fresh)]
+                raise AssertionError(f"the bot made no matching call within {timeout:g} s"
+                                     f" (new calls: {got!r})")
+            time.sleep(0.05)
 
     def reset(self) -> None:
         """The installation empty again (bots, users, files, the clock...)."""

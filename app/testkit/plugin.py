@@ -9,12 +9,13 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
   ``BOTSVC_URL`` and ``BOTSVC_ADMIN_TOKEN`` are set, that running server
   (which must have BOTSVC_TEST_TOOLS=1 for the tools).
 - ``botsvc``: a ``Botsvc`` for the test: ``new_bot()``, ``new_user(bot)``,
-  ``advance_clock()``, ``inject_fault()``, ``clear_faults()``,
-  ``webhook_deliveries()``, ``reset()``, ``operator`` (the typed client).
+  ``calls(bot)`` (what the bot did: its call log), ``advance_clock()``,
+  ``inject_fault()``, ``clear_faults()``, ``webhook_deliveries()``,
+  ``reset()``, ``operator`` (the typed client).
 - ``botsvc_operator``: the operator API client.
 - ``botsvc_bot``: a fresh bot (``token``, ``base_url`` for the bot under test).
 - ``botsvc_user``: a simulated user of ``botsvc_bot`` (``start()``, ``say()``,
-  ``click()``, ``send_file()``, ``chat()``, ``wait_for_message()``).
+  ``click()``, ``send_file()``, ``chat()``, ``recent()``, ``wait_for_message()``).
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
@@ -71,7 +72,7 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture
 def botsvc(botsvc_server: Botsvc) -> Botsvc:
-    """The installation: new_bot(), new_user(bot), advance_clock(),
+    """The installation: new_bot(), new_user(bot), calls(bot), advance_clock(),
     inject_fault(), clear_faults(), webhook_deliveries(), reset(), operator."""
     return botsvc_server
 

@@ -4,7 +4,9 @@ import pytest
 
 
 def visible_ids(operator, chat, bot) -> list[int]:
-    view = operator("userGetChat", user_id=chat.user_id, bot_id=bot.id)
+    """Every message the user sees (one page: these chats hold far fewer than 1000)."""
+    view = operator("userGetChat", user_id=chat.user_id, bot_id=bot.id, limit=1000)
+    assert view["has_more"] is False
     return [m["message_id"] for m in view["messages"]]
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from app.db import BUSY_TIMEOUT_MS, connect, transaction
+from app.db import BUSY_TIMEOUT_MS, WriteLockBusy, connect, transaction
 from app.migrations import migrate, migration_files
 from tests.support.paths import REPO
 
@@ -55,6 +55,38 @@ def test_transaction_takes_the_write_lock_at_begin(tmp_path):
             second.execute("BEGIN IMMEDIATE")
     second.execute("BEGIN IMMEDIATE")
     second.execute("ROLLBACK")
+
+
+def test_a_transaction_that_must_not_wait_refuses_a_busy_database_at_once(tmp_path):
+    """wait=False (the call log's writes): another writer holding the file
+    lock, or SQLite's own lock without it (a checkpoint, a backup), is
+    WriteLockBusy at once; the busy timeout is back afterwards and nothing
+    was written. (No timing asserted: a waiting call would never return.)"""
+    path = str(tmp_path / "db.sqlite3")
+    migrate(path)
+    conn, holder = connect(path), connect(path)
+    users = "SELECT COUNT(*) FROM users"
+    with transaction(holder):                      # the file lock, then BEGIN IMMEDIATE
+        with pytest.raises(WriteLockBusy), transaction(conn, wait=False):
+            conn.execute("INSERT INTO users (created_at) VALUES (1)")
+    plain = sqlite3.connect(path, isolation_level=None)
+    plain.execute("BEGIN IMMEDIATE")                # SQLite's lock alone
+    try:
+        with pytest.raises(WriteLockBusy), transaction(conn, wait=False):
+            conn.execute("INSERT INTO users (created_at) VALUES (2)")
+    finally:
+        plain.execute("ROLLBACK")
+        plain.close()
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    assert not conn.in_transaction and conn.execute(users).fetchone()[0] == 0
+    with transaction(conn, wait=False):            # free: it writes
+        conn.execute("INSERT INTO users (created_at) VALUES (3)")
+    assert conn.execute(users).fetchone()[0] == 1
+    probe = connect(path)
+    assert probe.try_acquire_write_lock()          # and it left the file lock free
+    probe.release_write_lock()
+    for opened in (probe, conn, holder):
+        opened.close()
 
 
 def test_transaction_commits_rolls_back_and_nests(tmp_path):

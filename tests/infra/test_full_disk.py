@@ -312,3 +312,33 @@ def test_check_media_on_a_full_disk_says_so_in_one_line(tmp_path):
             assert json.loads(line)["parameters"] == {"dependency": "clamav"}
         finally:
             filler.unlink()
+
+
+def test_the_call_log_is_skipped_on_a_full_disk_and_nothing_fails(installation, tmpfs):
+    """The bot's call log is written after each answer, best effort: on a
+    full disk the records are dropped, the calls and the log's own reads
+    answer as ever, and records are written again once there is room."""
+    bot, server = installation, installation.server
+
+    def bot_calls() -> dict:
+        return server.operator("getBotCalls", bot_id=bot.bot_id)
+
+    assert bot.call("getMe").status_code == 200
+    before = bot_calls()["calls"]
+    with full_disk(tmpfs, server.db_path):
+        for _ in range(3):
+            me = bot.call("getMe")
+            assert me.status_code == 200, me.text
+            logged = bot_calls()
+            assert logged["calls"] == before
+    after = bot.call("getMe")
+    assert after.status_code == 200, after.text
+    deadline = time.monotonic() + 10
+    while bot_calls()["calls"] == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    newest = bot_calls()["calls"]
+    assert newest[0]["request_id"] == after.headers["X-Request-Id"]
+    assert newest[1:] == before    # what the full disk refused is not written later
+    log = server.log_path.read_text(errors="replace")
+    assert "records not written (STORAGE_FULL)" in log
+    assert "could not be written" not in log and "was sent SIG" not in log

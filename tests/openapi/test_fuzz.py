@@ -4,6 +4,8 @@ download route and every /manage/v1 operation, with no 5xx and no answer
 that breaks the document."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from scripts.fuzz import fuzz
@@ -20,4 +22,6 @@ def test_schemathesis_finds_nothing(tmp_path):
         log = server.log_tail(60)
     for surface, done in runs:
         assert done.returncode == 0, f"{surface.name}:\n{done.stdout[-6000:]}{done.stderr}\n{log}"
-        assert " passed" in done.stdout and "0 generated" not in done.stdout, done.stdout
+        # (?<!\d): "1240 generated" is not "0 generated"
+        assert " passed" in done.stdout and not re.search(r"(?<!\d)0 generated", done.stdout), \
+            done.stdout

@@ -81,11 +81,34 @@ def test_every_command_is_an_operator_method_and_names_its_parameters():
     for command in OPERATOR_COMMANDS:
         method = OPERATOR_METHODS[command.method]
         fields = method.schema.fields if method.schema is not None else {}
-        named = [*command.arguments, *command.options.values(),
+        named = [*command.arguments, *command.options.values(), *command.flags.values(),
                  *([command.switch] if command.switch else [])]
         assert set(named) <= set(fields), command
         required = {name for name, field in fields.items() if field.required}
         assert required <= set(named), command
+
+
+def test_bot_calls_reads_the_call_log_as_get_bot_calls_does(tmp_path):
+    created = json.loads(botsvc(tmp_path, "create-bot", "logged_bot").stdout)
+    operator = api(tmp_path)
+    client = operator.client
+    auth = {"Authorization": f"Bearer {created['token']}"}
+    assert client.post("/v2/getMe", headers=auth, json={}).status_code == 200
+    assert client.post("/v2/sendMessage", headers=auth,
+                       json={"chat_id": "vc_" + "0" * 40, "text": "x"}).status_code == 404
+    assert client.post("/v2/getMe", headers=auth, json={"a": 1}).status_code == 400
+    everything = operator("getBotCalls", bot_id=1)   # also writes what the app holds
+    assert len(everything["calls"]) == 3
+    listed = botsvc(tmp_path, "bot-calls", "1")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == everything
+    failed_gets = botsvc(tmp_path, "bot-calls", "1", "--method", "getMe", "--failures-only")
+    assert json.loads(failed_gets.stdout)["calls"] == everything["calls"][:1]
+    paged = json.loads(botsvc(tmp_path, "bot-calls", "1", "--limit", "2").stdout)
+    rest = json.loads(botsvc(tmp_path, "bot-calls", "1", "--cursor", paged["next_cursor"]).stdout)
+    assert paged["calls"] + rest["calls"] == everything["calls"]
+    refused = failure(botsvc(tmp_path, "bot-calls", "1", "--method", "sendmessage"))
+    assert refused["parameters"] == {"field": "method"}
 
 
 def test_readme_botsvc_examples_run_as_written(tmp_path):

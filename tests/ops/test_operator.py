@@ -214,6 +214,11 @@ def test_cli_end_to_end(tmp_path):
     assert [m["text"] for m in view["messages"]] == ["/start ref1", "hello from the shell",
                                                      "hi Ann"]
     assert view["messages"][-1]["message_id"] == sent["message_id"]
+    assert view["has_more"] is False
+    older = _cli(data_dir, "user-chat", str(user), str(bot_id), "--limit", "1",
+                 "--before", str(sent["message_id"]))
+    assert [m["text"] for m in older["messages"]] == ["hello from the shell"]
+    assert older["has_more"] is True
 
     assert _cli(data_dir, "user-stop", str(user), str(bot_id)) is True
     bot.error("sendMessage", 403, "BOT_NOT_STARTED", chat_id=started["chat_id"], text="x")

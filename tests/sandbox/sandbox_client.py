@@ -35,11 +35,11 @@ class Person:
             self.csrf = found.group(1)
         return response
 
-    def call(self, method: str, **params):
+    def call(self, method: str, /, **params):
         return self.client.post(f"/sandbox/api/{method}", json=params,
                                 headers={"X-CSRF-Token": self.csrf})
 
-    def ok(self, method: str, **params):
+    def ok(self, method: str, /, **params):
         response = self.call(method, **params)
         assert response.status_code == 200, response.get_json()
         return response.get_json()["result"]

@@ -7,16 +7,19 @@ from __future__ import annotations
 import pytest
 
 from app.config import Settings
+from app.domain import signin_throttle as throttle
 from app.factory import create_app
-from app.sandbox import throttle
 from tests.sandbox.sandbox_client import FORM_TOKEN, Person
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, assert_failure
 
 ROUTES = [("GET", "/sandbox/"), ("GET", "/sandbox/signin"), ("POST", "/sandbox/signin"),
           ("POST", "/sandbox/signout"), ("GET", "/sandbox/bots"), ("GET", "/sandbox/chats"),
           ("GET", "/sandbox/chats/1/1"), ("GET", "/sandbox/chats/1/1/state"),
+          ("GET", "/sandbox/chats/1/1/history"), ("GET", "/sandbox/chats/1/1/inspect"),
+          ("POST", "/sandbox/chats/1/1/read"), ("GET", "/sandbox/users/1/chats"),
+          ("GET", "/sandbox/bots/1"), ("GET", "/sandbox/bots/1/pulse"),
           ("POST", "/sandbox/api/createUser"), ("GET", "/sandbox/static/sandbox.css"),
-          ("GET", "/sandbox/static/chat.js"), ("GET", "/sandbox/media/1/1/" + "a" * 48)]
+          ("GET", "/sandbox/static/chat.js"), ("GET", "/sandbox/media/1/1/1/" + "a" * 48)]
 
 
 @pytest.mark.parametrize("method, path", ROUTES)
@@ -36,7 +39,8 @@ def test_no_sandbox_without_an_admin_token(make_app, method, path):
                                           and r[1] != "/sandbox/signin"])
 def test_signed_out_pages_lead_to_the_sign_in(client, method, path):
     response = client.open(path, method=method)
-    if path.startswith(("/sandbox/chats/1/1/state", "/sandbox/api/", "/sandbox/media/")):
+    if path.startswith(("/sandbox/chats/1/1/", "/sandbox/users/", "/sandbox/bots/1/pulse",
+                        "/sandbox/api/", "/sandbox/media/")):
         assert_failure(response, 401, "UNAUTHORIZED")
     else:
         assert response.status_code == 302

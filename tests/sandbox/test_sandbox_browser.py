@@ -1,17 +1,26 @@
 """The sandbox in a real browser: Debian's headless Chromium, driven by
-Selenium, against the real service (scripts/server: gunicorn, 2 workers).
+Selenium, against the real service (scripts/server: gunicorn, 2 workers, the
+testing tools on). One browser session for every step, to keep CI short.
 
 A person signs in, creates a bot (reading its token from the page, as a
-developer would) and a user, presses Start; the test's bot, over /v2 with that
-token, sends a text with a keyboard, a card, a photo and a voice note, clicks
-are answered, messages are edited and deleted, and the page keeps up within
-2 s each time. Hostile text stays text. A screenshot of the chat (desktop and
-phone width) is saved under test-artifacts/, and the browser's console must
-stay free of errors.
+developer would) and a user, reads the bot's description and presses Start;
+the test's bot, over /v2 with that token, sends a text with a keyboard, a
+card, a photo and a voice note, clicks are answered, messages are edited and
+deleted, and the page keeps up within 2 s each time. Hostile text stays
+text. The inspector shows, for a user's message and for a click, the update
+exactly as getUpdates returned it; a click the bot never answers spins until
+the service clock, advanced from the page, passes 15 s, then says the bot did
+not respond; Stop, then Block, then Restart each show as a line; another
+chat's unread count comes live; a new user opens with the same bot. At
+390 px nothing scrolls sideways and long button labels ellipsize.
+Screenshots are saved under test-artifacts/ (and docs/sandbox.png when
+BOTSVC_DOCS_SCREENSHOT=1), and the browser's console must stay free of errors.
 """
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
 import time
 
@@ -24,7 +33,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.support.media_files import Samples
 from tests.support.paths import REPO
@@ -33,6 +42,7 @@ from tests.support.servers import running_server
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 ARTIFACTS = REPO / "test-artifacts"
+DOCS_PICTURE = REPO / "docs" / "sandbox.png"   # made when BOTSVC_DOCS_SCREENSHOT=1
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--window-size=1280,1000"]
@@ -74,6 +84,13 @@ class Bot:
         assert answer.status_code == 200, answer.text
         return answer.json()["result"]
 
+    def fail(self, method: str, /, **params) -> dict:
+        """A call that must fail: its envelope."""
+        answer = requests.post(f"{self.base_url}/v2/{method}", json=params, timeout=30,
+                               headers={"Authorization": f"Bearer {self.token}"})
+        assert answer.status_code >= 400, answer.text
+        return answer.json()
+
     def next_update(self, key: str) -> dict:
         """Poll getUpdates until an update holding ``key`` arrives."""
         deadline = time.monotonic() + SLOW_DEADLINE
@@ -111,6 +128,24 @@ def photo_png() -> bytes:
     return buf.getvalue()
 
 
+def inspected_json(driver, selection: str, kind: str) -> dict:
+    """The JSON the inspector shows for ``selection`` ("message:N", "event:N")."""
+    node, _ = shown(driver, f"#inspector-body[data-selection='{selection}'] pre[data-json={kind}]",
+                    what=f"the inspector's {kind} of {selection}")
+    return json.loads(node.get_attribute("textContent"))
+
+
+def no_sideways_scroll(driver) -> None:
+    widths = driver.execute_script(
+        "const s = document.scrollingElement, m = document.getElementById('messages-scroll');"
+        "return [s.scrollWidth, s.clientWidth, m.scrollWidth, m.clientWidth];")
+    wide = driver.execute_script(
+        "const m = document.getElementById('messages-scroll'), edge = m.getBoundingClientRect().right;"
+        "return [...m.querySelectorAll('*')].filter(e => e.getBoundingClientRect().right > edge + 1)"
+        ".slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + e.getBoundingClientRect().right);")
+    assert widths[0] <= widths[1] and widths[2] <= widths[3], (widths, wide)
+
+
 def sign_in(driver, base_url: str, token: str) -> None:
     driver.find_element(By.ID, "token").send_keys(token)
     driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
@@ -119,7 +154,7 @@ def sign_in(driver, base_url: str, token: str) -> None:
 def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
     started = time.monotonic()
     timings: dict[str, float] = {}
-    with running_server(tmp_path) as server:
+    with running_server(tmp_path, BOTSVC_TEST_TOOLS=1) as server:
         base = server.base_url
         # -- sign-in: a wrong token is refused with a clear message, the right one passes
         browser.get(f"{base}/sandbox/")
@@ -137,6 +172,7 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         form, _ = shown(browser, "form.create-bot", SLOW_DEADLINE)
         form.find_element(By.NAME, "username").send_keys("browser_shop_bot")
         form.find_element(By.NAME, "display_name").send_keys("Shop <i>Bot</i>")
+        form.find_element(By.NAME, "description").send_keys("Coffee, tea & <b>cake</b>")
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         secret, _ = shown(browser, "#dialog[open] #dialog-secret-value", SLOW_DEADLINE)
         token = secret.text
@@ -160,19 +196,27 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
             'Ada "><img src=x onerror=alert(2)>')
         entry.click()
         shown(browser, "#chat[data-state='not started']", SLOW_DEADLINE)
+        ada_url = browser.current_url
+        # Before Start: what the bot says it does, and no composer.
+        about, _ = shown(browser, "#about-bot:not([hidden])")
+        assert about.find_element(By.ID, "about-text").text == "Coffee, tea & <b>cake</b>"
+        assert not browser.find_element(By.ID, "composer").is_displayed()
         browser.find_element(By.ID, "start-param").send_keys("from_browser")
         browser.find_element(By.ID, "btn-start").click()
         update = bot.next_update("membership")
         assert update["membership"]["start_parameter"] == "from_browser"
         chat_id = update["membership"]["chat_id"]
         shown(browser, "#chat[data-state='active']")
+        line, _ = shown(browser, ".line-start .line-text")
+        assert line.text == "You started the bot (start parameter \u201cfrom_browser\u201d)"
 
         # -- the bot sends; each message appears within 2 s
         keyboard = {"inline_keyboard": [
             [{"text": "Press me", "callback_data": "press"},
              {"text": "Alert me", "callback_data": "alert"}],
             [{"text": "Docs", "url": "https://example.com/docs"},
-             {"text": "Copy code", "copy_text": "SAVE10"}]]}
+             {"text": "Copy code", "copy_text": "SAVE10"}],
+            [{"text": "Later", "callback_data": "later"}]]}
         text = bot.call("sendMessage", chat_id=chat_id, reply_markup=keyboard,
                         text="Welcome to the shop!\nWhat would you like?")
         row, timings["text"] = shown(browser, f"#msg-{text['message_id']}")
@@ -181,7 +225,7 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         row, timings["hostile text"] = shown(browser, f"#msg-{hostile['message_id']}")
         assert row.find_element(By.CSS_SELECTOR, ".text").get_attribute("textContent") == HOSTILE
         assert row.find_elements(By.CSS_SELECTOR, "img, script") == []
-        browser.find_element(By.XPATH, "//button[text()='Copy code']").click()
+        browser.find_element(By.XPATH, "//button[.='Copy code']").click()
         copied, _ = shown(browser, ".toast:not(.answer)")
         assert copied.text == "Copied to the clipboard"
         docs = browser.find_element(By.LINK_TEXT, "Docs")
@@ -217,13 +261,20 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
 
         # -- a callback button: the bot gets the query, its answer shows as a toast
         browser.find_element(By.CSS_SELECTOR, f"#msg-{text['message_id']}").find_element(
-            By.XPATH, ".//button[text()='Press me']").click()
-        query = bot.next_update("callback_query")["callback_query"]
+            By.XPATH, ".//button[.='Press me']").click()
+        clicked = bot.next_update("callback_query")
+        query = clicked["callback_query"]
         assert query["data"] == "press" and query["message_id"] == text["message_id"]
+        # The click is a line; it opens the update exactly as getUpdates gave it.
+        press_line, _ = shown(browser, ".line-click[data-status='pending'] .line-text")
+        assert press_line.text == "You pressed \u201cPress me\u201d"
+        press_line.click()
+        event = press_line.find_element(By.XPATH, "..").get_attribute("data-inspect")
+        assert inspected_json(browser, event, "update") == clicked
         bot.call("answerCallbackQuery", callback_query_id=query["id"], text="Pressed <b>!</b>")
         _, timings["toast"] = shown(browser, ".toast.answer")
         assert browser.find_element(By.CSS_SELECTOR, ".toast.answer").text == "Pressed <b>!</b>"
-        browser.find_element(By.XPATH, "//button[text()='Alert me']").click()
+        browser.find_element(By.XPATH, "//button[.='Alert me']").click()
         query = bot.next_update("callback_query")["callback_query"]
         bot.call("answerCallbackQuery", callback_query_id=query["id"], text="Really?",
                  show_alert=True)
@@ -243,15 +294,109 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         timings["delete"] = wait_for(browser, lambda d: not d.find_elements(
             By.ID, f"msg-{doomed['message_id']}"), SHOWN_WITHIN, "the deletion")
 
+        # -- the bot's message opens the call that sent it, and the edit after it
+        browser.find_element(By.CSS_SELECTOR, f"#msg-{text['message_id']} .text").click()
+        call = inspected_json(browser, f"message:{text['message_id']}", "call")
+        assert call["result"] == text and call["params"]["reply_markup"] == keyboard
+        assert [h.text for h in browser.find_elements(
+            By.CSS_SELECTOR, "#inspector-body .inspect-section h4")][:2] == [
+            "The call that sent it", "Then: editMessageText"]
+
+        # -- a failing call of the bot shows in its feed, with its description
+        refused = bot.fail("sendMessage", chat_id="vc_" + "0" * 40, text="to nobody")
+        failed, timings["failed call"] = shown(browser, "#feed .call.failed")
+        assert failed.find_element(By.CSS_SELECTOR, ".call-method").text == "sendMessage"
+        assert failed.find_element(By.CSS_SELECTOR, ".call-status").text == "404 CHAT_NOT_FOUND"
+        assert failed.find_element(By.CSS_SELECTOR, ".call-description").text \
+            == refused["description"]
+        browser.find_element(By.ID, "feed-failures").click()
+        wait_for(browser, lambda d: {e.get_attribute("class") for e in d.find_elements(
+            By.CSS_SELECTOR, "#feed .call")} == {"call failed"}, SHOWN_WITHIN, "failures only")
+        browser.find_element(By.ID, "feed-failures").click()
+        shown(browser, "#feed .call.ok")
+
         # -- the user writes back (Shift+Enter is a line break, Enter sends)
         composer = browser.find_element(By.ID, "composer-text")
         composer.send_keys("Thanks <3", Keys.SHIFT, Keys.ENTER, Keys.SHIFT, "Bye")
         composer.send_keys(Keys.ENTER)
-        sent = bot.next_update("message")["message"]
+        said = bot.next_update("message")
+        sent = said["message"]
         assert sent["text"] == "Thanks <3\nBye" and sent["from_bot"] is False
         mine, _ = shown(browser, f"#msg-{sent['message_id']}.out")
         assert mine.find_element(By.CSS_SELECTOR, ".text").get_attribute("textContent") \
             == "Thanks <3\nBye"
+        # -- the inspector: the update the bot received for the user's message
+        mine.find_element(By.CSS_SELECTOR, ".text").click()
+        assert inspected_json(browser, f"message:{sent['message_id']}", "update") == said
+        chips = {c.find_element(By.CSS_SELECTOR, ".id-name").text: c.get_attribute("data-copy")
+                 for c in browser.find_elements(By.CSS_SELECTOR, "#inspector-body .id-chip")}
+        assert chips == {"chat_id": chat_id, "message_id": str(sent["message_id"]),
+                         "update_id": str(said["update_id"])}
+        curl = browser.find_element(By.CSS_SELECTOR, "#inspector-body .curl")
+        command = curl.get_attribute("data-command")
+        assert command.startswith(f"curl -sS -X POST '{base}/v2/sendMessage'")
+        assert '"Authorization: Bearer $BOT_TOKEN"' in command and token not in command
+        assert json.loads(command.split("--data-raw '", 1)[1].rstrip("'")) == {
+            "chat_id": chat_id, "text": "Got it!", "reply_to_message_id": sent["message_id"]}
+
+        # -- a click the bot never answers: it spins, then "did not respond" once
+        # the service clock, advanced from the page, is 15 s past it
+        browser.find_element(By.XPATH, "//button[.='Later']").click()
+        shown(browser, ".kb-btn.pending")
+        bot.next_update("callback_query")               # received, never answered
+        waiting, _ = shown(browser, ".line-click[data-status='pending'] .line-status")
+        assert waiting.text == "Waiting for the bot\u2026"
+        browser.find_element(By.CSS_SELECTOR, "#tools [data-advance='60']").click()
+        silent, timings["no answer"] = shown(browser, ".line-click[data-status='silent']")
+        assert silent.find_element(By.CSS_SELECTOR, ".line-status").text \
+            == "The bot did not respond"
+        wait_for(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, ".kb-btn.pending"),
+                 SHOWN_WITHIN, "the spinner's end")
+        assert "did not respond" in browser.find_element(By.CSS_SELECTOR, ".toast.silent").text
+        wait_for(browser, lambda d: int(d.find_element(By.ID, "clock-now").get_attribute(
+            "data-unix")) >= time.time() + 59, SHOWN_WITHIN, "the advanced clock in the page")
+
+        # -- Stop, then Block, then Restart: each a line, the bar in place of the composer
+        browser.find_element(By.ID, "btn-stop").click()
+        shown(browser, "#chat[data-state='stopped'] #state-bar:not([hidden])")
+        assert browser.find_element(By.ID, "btn-start").text == "Restart"
+        assert not browser.find_element(By.ID, "composer").is_displayed()
+        assert bot.next_update("membership")["membership"]["status"] == "stopped"
+        shown(browser, ".line-stop")
+        browser.find_element(By.ID, "btn-block").click()
+        shown(browser, "#chat[data-state='blocked']")
+        shown(browser, ".line-block")
+        assert browser.find_element(By.ID, "btn-start").text == "Unblock"
+        assert not browser.find_element(By.ID, "btn-block").is_displayed()
+        browser.find_element(By.ID, "btn-start").click()
+        shown(browser, "#chat[data-state='active'] #composer")
+        shown(browser, ".line-unblock")
+        restarted = bot.next_update("membership")
+        assert restarted["membership"] == {"chat_id": chat_id, "status": "active"}
+        assert [e.get_attribute("class").split()[1] for e in browser.find_elements(
+            By.CSS_SELECTOR, ".line:not(.line-click)")] == [
+            "line-start", "line-stop", "line-block", "line-unblock"]
+
+        # -- another chat's last message and unread count come live in the list
+        admin = {"Authorization": f"Bearer {server.admin_token}"}
+
+        def operator(method: str, /, **params):
+            answer = requests.post(f"{base}/manage/v1/{method}", json=params, headers=admin,
+                                   timeout=30)
+            assert answer.status_code == 200, answer.text
+            return answer.json()["result"]
+
+        other = operator("createBot", username="other_news_bot", display_name="News")
+        ada = int(ada_url.rstrip("/").split("/")[-2])
+        news_chat = operator("userStart", user_id=ada, bot_id=other["bot"]["id"])["chat_id"]
+        news = Bot(base, other["token"])
+        for headline in ("Rain today", "Sun tomorrow"):
+            news.call("sendMessage", chat_id=news_chat, text=headline)
+        entry, _ = shown(browser, f".chat-list li[data-bot-id='{other['bot']['id']}']"
+                                  " .unread:not([hidden])", SHOWN_WITHIN + 2)
+        assert entry.text == "2"
+        news_entry = entry.find_element(By.XPATH, "../..")
+        assert news_entry.find_element(By.CSS_SELECTOR, ".entry-preview").text == "Sun tomorrow"
 
         # -- nothing ran, no token anywhere, and pictures for the record
         with pytest.raises(NoAlertPresentException):
@@ -259,17 +404,66 @@ def test_a_person_chats_with_a_bot_in_the_browser(browser, tmp_path):
         assert token not in browser.page_source and server.admin_token not in browser.page_source
         assert token not in browser.current_url
         ARTIFACTS.mkdir(exist_ok=True)
-        pictures = [ARTIFACTS / f"sandbox-{name}.png" for name in ("chat", "chat-phone", "bots")]
+        pictures = [ARTIFACTS / f"sandbox-{name}.png"
+                    for name in ("chat", "chat-phone", "bots", "new-user")]
         time.sleep(0.3)  # let the images settle for the picture
         browser.save_screenshot(str(pictures[0]))
+        if os.environ.get("BOTSVC_DOCS_SCREENSHOT") == "1":
+            browser.set_window_size(1440, 1150)
+            bot.fail("editMessageText", chat_id=chat_id, message_id=text["message_id"], text="")
+            shown(browser, "#feed .call.failed .call-description")
+            card_row = browser.find_element(By.ID, f"msg-{card['message_id']}")
+            card_row.find_element(By.CSS_SELECTOR, ".card-title").click()
+            inspected_json(browser, f"message:{card['message_id']}", "call")
+            browser.execute_script(
+                "arguments[0].scrollIntoView({block: 'center'});"
+                "document.getElementById('dev-pane').scrollTop = 0;"
+                "document.getElementById('toasts').replaceChildren();", card_row)
+            time.sleep(0.5)
+            DOCS_PICTURE.parent.mkdir(exist_ok=True)
+            browser.save_screenshot(str(DOCS_PICTURE))
+            browser.set_window_size(1280, 1000)
+        # -- a phone: long labels ellipsize, the chat's state shows, nothing scrolls sideways
+        long_label = "Add the large oat-milk cappuccino with extra foam to my order"
+        bot.call("sendMessage", chat_id=chat_id, text="Anything else?", reply_markup={
+            "inline_keyboard": [[{"text": long_label, "callback_data": "more"},
+                                 {"text": "No", "callback_data": "no"}]]})
         browser.set_window_size(390, 844)
         browser.refresh()
-        shown(browser, f"#msg-{sent['message_id']}", SLOW_DEADLINE)
+        wait_for(browser, lambda d: "Anything else?" in " ".join(
+            r.text for r in d.find_elements(By.CSS_SELECTOR, ".row.in")[-1:]),
+            SLOW_DEADLINE, "the last message")
+        last_row = browser.find_elements(By.CSS_SELECTOR, ".row.in")[-1]
+        label = last_row.find_element(By.CSS_SELECTOR, ".kb-btn .kb-label")
+        assert label.get_attribute("textContent") == long_label
+        assert browser.execute_script(
+            "const b = arguments[0]; return [b.scrollWidth > b.clientWidth,"
+            " getComputedStyle(b).textOverflow,"
+            " b.closest('.kb-btn').getBoundingClientRect().right <= window.innerWidth];",
+            label) == [True, "ellipsis", True]
+        assert browser.find_element(By.ID, "membership").is_displayed()
+        assert browser.execute_script(
+            "return document.getElementById('membership').getBoundingClientRect().right"
+            " <= window.innerWidth")
+        no_sideways_scroll(browser)
         time.sleep(0.3)
         browser.save_screenshot(str(pictures[1]))
+        # -- a new user opens with the same bot, and its description before Start
+        browser.set_window_size(1280, 1000)
+        browser.get(ada_url)
+        new_user, _ = shown(browser, "form.new-user", SLOW_DEADLINE)
+        new_user.find_element(By.NAME, "display_name").send_keys("Bob")
+        new_user.find_element(By.CSS_SELECTOR, "button").click()
+        shown(browser, "#chat[data-state='not started']", SLOW_DEADLINE)
+        *_, bob, same_bot = browser.current_url.rstrip("/").split("/")
+        assert int(bob) != ada and same_bot == ada_url.rstrip("/").split("/")[-1]
+        shown(browser, "#about-bot:not([hidden])")
+        browser.save_screenshot(str(pictures[3]))
+        Select(browser.find_element(By.ID, "user-select")).select_by_value(str(ada))
+        shown(browser, "#chat[data-state='active']", SLOW_DEADLINE)
+        assert browser.current_url == ada_url
         # The bot manager follows a broadcast until it completes.
         bot.call("createBroadcast", method="sendMessage", payload={"text": "Weekend sale!"})
-        browser.set_window_size(1280, 1000)
         browser.find_element(By.LINK_TEXT, "Bots").click()
         shown(browser, "article.bot .broadcasts .pill.completed", SLOW_DEADLINE)
         assert browser.find_element(By.CSS_SELECTOR, ".broadcasts tbody td:nth-child(4)").text == "1"

@@ -23,54 +23,13 @@ def world(person, client):
     return bot, user_id, chat_id
 
 
-def test_state_answers_unchanged_until_the_user_sees_a_change(person, world):
-    bot, user_id, chat_id = world
-    first = person.state(user_id, bot.id)
-    assert first["changed"] is True and first["membership"] == "active"
-    assert [m["text"] for m in first["chat"]["messages"]] == ["/start promo"]
-    assert person.state(user_id, bot.id, first["version"]) == {
-        "version": first["version"], "changed": False}
-    steps = [
-        lambda: bot.ok("sendMessage", chat_id=chat_id, text="hi", reply_markup={
-            "inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}),
-        lambda: bot.ok("editMessageText", chat_id=chat_id, message_id=2, text="hi!"),
-        lambda: bot.ok("answerCallbackQuery", text="Gone", callback_query_id=person.ok(
-            "userClickButton", user_id=user_id, bot_id=bot.id, message_id=2,
-            callback_data="go")["callback_query_id"]),
-        lambda: bot.ok("deleteMessage", chat_id=chat_id, message_id=2),
-        lambda: person.ok("userBlock", user_id=user_id, bot_id=bot.id),
-    ]
-    version = first["version"]
-    for step in steps:
-        step()
-        state = person.state(user_id, bot.id, version)
-        assert state["changed"] is True and state["version"] != version
-        version = state["version"]
-    assert state["membership"] == "blocked"
-    assert [m["message_id"] for m in state["chat"]["messages"]] == [1]
-    assert state["chat"]["callback_answers"][0]["text"] == "Gone"
-    # A read by the bot, or a click not answered yet, changes nothing the user sees.
-    person.ok("userStart", user_id=user_id, bot_id=bot.id)
-    sent = bot.ok("sendMessage", chat_id=chat_id, text="more", reply_markup={
-        "inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]})
-    version = person.state(user_id, bot.id)["version"]
-    bot.ok("getChat", chat_id=chat_id)
-    person.ok("userClickButton", user_id=user_id, bot_id=bot.id,
-              message_id=sent["message_id"], callback_data="go")
-    assert person.state(user_id, bot.id, version)["changed"] is False
-
-
-def test_state_of_a_chat_not_started_yet(person, world):
+def test_typing_start_and_stop_in_the_composer(person, world):
+    """"/start PARAM" and "/stop" typed in the composer act as on /manage/v1."""
     bot, _, _ = world
     newcomer = person.ok("createUser")["user_id"]
-    state = person.state(newcomer, bot.id)
-    assert state == {"version": "none", "changed": True, "membership": "not started",
-                     "chat": None}
-    assert person.state(newcomer, bot.id, "none")["changed"] is False
-    # "/start PARAM" typed in the composer starts the chat, as on /manage/v1.
     sent = person.ok("userSendMessage", user_id=newcomer, bot_id=bot.id, text="/start ref_7")
     assert sent["text"] == "/start ref_7"
-    assert person.state(newcomer, bot.id, "none")["membership"] == "active"
+    assert person.state(newcomer, bot.id)["membership"] == "active"
     assert bot.ok("getUpdates")[-1]["membership"]["start_parameter"] == "ref_7"
     person.ok("userSendMessage", user_id=newcomer, bot_id=bot.id, text="/stop")
     assert person.state(newcomer, bot.id)["membership"] == "stopped"
@@ -100,10 +59,20 @@ def test_the_sandbox_answers_as_the_operator_api(person, client, world, method, 
     assert mine.get_json() == theirs.get_json()
 
 
-@pytest.mark.parametrize("method", ["reset", "advanceClock", "injectFault", "noSuchMethod",
-                                    "getUpdates"])
+@pytest.mark.parametrize("method", ["reset", "advanceClock", "injectFault", "clearFaults",
+                                    "noSuchMethod", "getUpdates", "setWebhook"])
 def test_only_the_messengers_methods_are_callable(person, method):
+    """The testing tools that change the installation exist only with
+    BOTSVC_TEST_TOOLS=1 (off here), in the sandbox as on /manage/v1."""
     assert_failure(person.call(method), 404, "METHOD_NOT_FOUND")
+
+
+def test_the_clock_and_the_deliveries_are_there_without_the_tools(person, world):
+    bot, _, _ = world
+    clock = person.ok("getClock")
+    assert set(clock) == {"now", "offset"} and clock["offset"] == 0
+    assert person.ok("getWebhookDeliveries", bot_id=bot.id) == {"deliveries": [],
+                                                                "next_cursor": None}
 
 
 def test_a_users_file_goes_through_the_upload_pipeline(person, world):
@@ -121,8 +90,8 @@ def test_a_users_file_goes_through_the_upload_pipeline(person, world):
     assert_failure(mismatch, 400, "INVALID_PARAMETER", field="file", reason="type_mismatch")
 
 
-def media_url(user_id, bot_id, file_id):
-    return f"/sandbox/media/{user_id}/{bot_id}/{file_id}"
+def media_url(user_id, bot_id, message_id, file_id):
+    return f"/sandbox/media/{user_id}/{bot_id}/{message_id}/{file_id}"
 
 
 @pytest.fixture
@@ -135,7 +104,7 @@ def photo(world):
 
 def test_the_media_route_serves_a_file_the_chat_shows(person, world, photo):
     bot, user_id, _ = world
-    url = media_url(user_id, bot.id, photo["media"]["file_id"])
+    url = media_url(user_id, bot.id, photo["message_id"], photo["media"]["file_id"])
     response = person.client.get(url)
     assert response.status_code == 200
     assert response.headers["Content-Type"] == photo["media"]["mime_type"] == "image/png"
@@ -150,26 +119,35 @@ def test_the_media_route_serves_a_file_the_chat_shows(person, world, photo):
 
 def test_the_media_route_checks_who_asks_and_what_the_chat_shows(person, client, world, photo):
     bot, user_id, chat_id = world
-    file_id = photo["media"]["file_id"]
+    file_id, shown_by = photo["media"]["file_id"], photo["message_id"]
     # Signed out: no file, however well the URL is known.
     stranger = client.application.test_client()
-    assert_failure(stranger.get(media_url(user_id, bot.id, file_id)), 401, "UNAUTHORIZED")
+    assert_failure(stranger.get(media_url(user_id, bot.id, shown_by, file_id)), 401,
+                   "UNAUTHORIZED")
     # Another user's chat with the same bot does not show it.
     other = person.ok("createUser")["user_id"]
     person.ok("userStart", user_id=other, bot_id=bot.id)
-    assert_failure(person.client.get(media_url(other, bot.id, file_id)), 404, "FILE_NOT_FOUND")
+    for message_id in (shown_by, shown_by + 1):
+        assert_failure(person.client.get(media_url(other, bot.id, message_id, file_id)), 404,
+                       "FILE_NOT_FOUND")
     # Another bot's chat with the same user does not either.
     second = person.ok("createBot", username="second_bot")["bot"]["id"]
     person.ok("userStart", user_id=user_id, bot_id=second)
-    assert_failure(person.client.get(media_url(user_id, second, file_id)), 404, "FILE_NOT_FOUND")
+    assert_failure(person.client.get(media_url(user_id, second, 1, file_id)), 404,
+                   "FILE_NOT_FOUND")
+    # Another message of the chat (the /start) does not show it.
+    assert_failure(person.client.get(media_url(user_id, bot.id, 1, file_id)), 404,
+                   "FILE_NOT_FOUND")
     # A file of the bot that no message shows; a made-up id.
     uploaded = multipart(bot, "uploadFile", {"file": (b"hidden\n", "h.txt")})
     hidden = uploaded.get_json()["result"]["file_id"]
-    assert_failure(person.client.get(media_url(user_id, bot.id, hidden)), 404, "FILE_NOT_FOUND")
-    assert_failure(person.client.get(media_url(user_id, bot.id, "f" * 48)), 404, "FILE_NOT_FOUND")
+    for made_up in (hidden, "f" * 48):
+        assert_failure(person.client.get(media_url(user_id, bot.id, shown_by, made_up)), 404,
+                       "FILE_NOT_FOUND")
     # Once the message is deleted, the file is gone from the chat.
-    bot.ok("deleteMessage", chat_id=chat_id, message_id=photo["message_id"])
-    assert_failure(person.client.get(media_url(user_id, bot.id, file_id)), 404, "FILE_NOT_FOUND")
+    bot.ok("deleteMessage", chat_id=chat_id, message_id=shown_by)
+    assert_failure(person.client.get(media_url(user_id, bot.id, shown_by, file_id)), 404,
+                   "FILE_NOT_FOUND")
 
 
 def test_after_a_media_edit_only_the_new_file_is_served(person, world, photo):
@@ -177,9 +155,10 @@ def test_after_a_media_edit_only_the_new_file_is_served(person, world, photo):
     other = multipart(bot, "uploadFile", {"file": (image_bytes("PNG", (30, 30)), "q.png")})
     new_id = other.get_json()["result"]["file_id"]
     bot.ok("editMessageMedia", chat_id=chat_id, message_id=photo["message_id"], media=new_id)
-    old = media_url(user_id, bot.id, photo["media"]["file_id"])
+    old = media_url(user_id, bot.id, photo["message_id"], photo["media"]["file_id"])
     assert_failure(person.client.get(old), 404, "FILE_NOT_FOUND")
-    assert person.client.get(media_url(user_id, bot.id, new_id)).status_code == 200
+    assert person.client.get(media_url(user_id, bot.id, photo["message_id"],
+                                       new_id)).status_code == 200
 
 
 def test_a_new_person_signs_in_to_the_same_chats(client, world):

@@ -82,6 +82,24 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert [m["text"] for m in botsvc_user.chat()["messages"] if "text" in m] == [
                 "/start from_test", "hello", "pick one"]
 
+        def test_a_chat_read_page_by_page(botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            sent = [botsvc_bot.api.send_message(chat_id, f"m{i}", reply_markup={
+                "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}) for i in range(5)]
+            for message in sent[:2]:
+                botsvc_bot.api.answer_callback_query(botsvc_user.click(message, "a"),
+                                                     text=message["text"])
+            botsvc_user.page_limit = 2        # five messages and /start: three pages
+            chat = botsvc_user.chat()
+            assert [m["text"] for m in chat["messages"]] == ["/start", "m0", "m1", "m2", "m3",
+                                                             "m4"]
+            assert [a["text"] for a in chat["callback_answers"]] == ["m0", "m1"]
+            assert [m["text"] for m in botsvc_user.recent(sent[2]["message_id"])] == ["m3", "m4"]
+            assert botsvc_user.wait_for_message("m4")["message_id"] == sent[4]["message_id"]
+            page = botsvc_user.operator.user_get_chat(botsvc_user.user_id, botsvc_bot.id,
+                                                      limit=1)
+            assert [m["text"] for m in page["messages"]] == ["m4"] and page["has_more"] is True
+
         def test_wait_for_message_says_what_it_saw(botsvc_bot, botsvc_user):
             chat_id = botsvc_user.start()
             botsvc_bot.api.send_message(chat_id, "something else")
@@ -102,6 +120,22 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert botsvc_bot.api.get_me()
             assert botsvc.webhook_deliveries(botsvc_bot) == []
 
+        def test_what_the_bot_did(botsvc, botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            botsvc_bot.api.send_message(chat_id, "one")
+            with pytest.raises(BotsvcError):
+                botsvc_bot.api.send_message("vc_" + "0" * 40, "two")
+            sent = botsvc.wait_for_call(botsvc_bot, "sendMessage")
+            assert sent["ok"] and sent["params"] == {"chat_id": chat_id, "text": "one"}
+            failed = botsvc.wait_for_call(botsvc_bot, match=lambda call: not call["ok"])
+            assert (failed["error_code"], failed["params"]["text"]) == ("CHAT_NOT_FOUND", "two")
+            assert [c["call_id"] for c in botsvc.calls(botsvc_bot)] == [
+                failed["call_id"], sent["call_id"]]
+            assert botsvc.calls(botsvc_bot, failures_only=True) == [failed]
+            assert botsvc.calls(botsvc_bot, "getMe") == []
+            with pytest.raises(AssertionError, match="no matching call"):
+                botsvc.wait_for_call(botsvc_bot, "sendMessage", timeout=0.3)
+
         def test_made_by_an_earlier_test(botsvc_bot):
             pass
 
@@ -114,7 +148,7 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
             assert botsvc_operator.list_bots() == []
     """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=8)
 
 
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):

@@ -44,10 +44,13 @@ def fill_everything(operator, bot, new_bot, start_chat):
                   reply_markup={"inline_keyboard": [[{"text": "go", "callback_data": "go"}]]})
     operator("userClickButton", user_id=chat.user_id, bot_id=bot.id,
              message_id=sent["message_id"], callback_data="go")
+    bot.ok("editMessageText", chat_id=chat.chat_id, message_id=sent["message_id"], text="tapped")
     bot.call("getMe", headers={"Idempotency-Key": "kept-key"})
     file = multipart(bot, "uploadFile", {"file": (b"some notes\n", "notes.txt")}).get_json()
     assert file["ok"], file
     bot.ok("createBroadcast", method="sendMessage", payload={"text": "to all"})
+    assert bot.ok("getUpdates", offset=2 ** 62) == []   # an empty poll: counted
+    operator("getBotCalls", bot_id=bot.id)             # the call log written
     hooked = new_bot()
     start_chat(hooked)
     hooked.ok("setWebhook", url="https://hooks.example.net/hook",

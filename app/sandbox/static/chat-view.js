@@ -1,8 +1,10 @@
-// How one chat's messages look: bubbles, replies, cards, media, keyboards.
-// Pure drawing: every text a bot or user sent is set with textContent, never
+// How one chat's messages look: bubbles, replies, cards, media, keyboards,
+// and the lines of what the user did (Start, Stop, Block, a click). Pure
+// drawing: every text a bot or user sent is set with textContent, never
 // parsed as markup. What a click does, and where media come from, is the
-// caller's (chat.js), given in ``ctx``: {botName, byId, mediaUrl(fileId),
-// onReply(message), onPress(message, callbackData, button), onMediaSized()}.
+// caller's (chat.js), given in ``ctx``: {botName, byId, mediaUrl(message),
+// onReply(message), onPress(message, callbackData), isPending(message,
+// callbackData), onInspect(selection), clickStatus(event), onMediaSized()}.
 "use strict";
 
 const ChatView = (() => {
@@ -61,6 +63,7 @@ const ChatView = (() => {
     const row = el("div", `row ${m.from_bot ? "in" : "out"}`);
     row.id = `msg-${m.message_id}`;
     row.dataset.messageId = m.message_id;
+    row.dataset.inspect = `message:${m.message_id}`;
     const column = el("div", "column");
     const box = el("div", `bubble type-${m.type}${m.media && !m.caption ? " bare" : ""}`);
     if (m.reply_to_message_id) box.append(quote(m.reply_to_message_id));
@@ -75,12 +78,69 @@ const ChatView = (() => {
     reply.title = "Reply";
     reply.setAttribute("aria-label", "Reply");
     reply.addEventListener("click", () => ctx.onReply(m));
+    // The bubble opens the inspector; what is interactive inside it (links,
+    // players, buttons, a quote) keeps its own click.
+    box.addEventListener("click", (event) => {
+      if (event.target.closest("a, button, audio, video, input")) return;
+      ctx.onInspect({kind: "message", id: m.message_id});
+    });
+    box.addEventListener("keydown", (event) => {
+      if (event.target === box && (event.key === "Enter" || event.key === " ")) {
+        event.preventDefault();
+        ctx.onInspect({kind: "message", id: m.message_id});
+      }
+    });
+    box.tabIndex = 0;
+    box.title = "Click to inspect";
     column.append(box);
     if (m.reply_markup) {
       column.classList.add("has-keyboard");
       column.append(keyboard(m));
     }
     row.append(column, reply);
+    return row;
+  }
+
+  // -- lines: what the user did ------------------------------------------------
+
+  const LINE_TEXT = {restart: "You restarted the bot", unblock: "You unblocked the bot",
+    stop: "You stopped the bot", block: "You blocked the bot"};
+
+  function buttonLabel(message, data) {
+    for (const row of (message && message.reply_markup ? message.reply_markup.inline_keyboard : [])) {
+      for (const spec of row) if (spec.callback_data === data) return spec.text;
+    }
+    return data;
+  }
+
+  function lineText(event) {
+    if (event.kind === "start") {
+      const membership = event.update && event.update.membership;
+      const parameter = membership && membership.start_parameter;
+      return parameter ? `You started the bot (start parameter \u201c${parameter}\u201d)`
+        : "You started the bot";
+    }
+    if (event.kind === "click") {
+      const data = event.update.callback_query.data;
+      return `You pressed \u201c${buttonLabel(ctx.byId.get(event.message_id), data)}\u201d`;
+    }
+    return LINE_TEXT[event.kind] || event.kind;
+  }
+
+  function line(event) {
+    const row = el("div", `line line-${event.kind}`);
+    row.id = `event-${event.event_id}`;
+    row.dataset.inspect = `event:${event.event_id}`;
+    const button = el("button", "line-text", lineText(event));
+    button.type = "button";
+    button.title = event.update ? "Click to see the update your bot received" : "Click to inspect";
+    button.addEventListener("click", () => ctx.onInspect({kind: "event", id: event.event_id}));
+    row.append(button);
+    if (event.kind === "click") {
+      const status = ctx.clickStatus(event);
+      row.dataset.status = status.state;
+      row.append(el("span", `line-status ${status.state}`, status.text));
+    }
     return row;
   }
 
@@ -126,7 +186,7 @@ const ChatView = (() => {
     } else {
       player.controls = true;
     }
-    player.src = ctx.mediaUrl(m.media.file_id);
+    player.src = ctx.mediaUrl(m);
     return sized(player, m.media);
   }
 
@@ -135,7 +195,7 @@ const ChatView = (() => {
     if (m.type === "photo") {
       const img = el("img", "photo");
       img.alt = m.caption || "Photo";
-      img.src = ctx.mediaUrl(media.file_id);
+      img.src = ctx.mediaUrl(m);
       return sized(img, media);
     }
     if (m.type === "video" || m.type === "animation") return video(m, m.type, m.type === "animation");
@@ -148,12 +208,12 @@ const ChatView = (() => {
       const player = el("audio");
       player.controls = true;
       player.preload = "metadata";
-      player.src = ctx.mediaUrl(media.file_id);
+      player.src = ctx.mediaUrl(m);
       box.append(label, player);
       return box;
     }
     const link = el("a", "document");
-    link.href = ctx.mediaUrl(media.file_id);
+    link.href = ctx.mediaUrl(m);
     link.download = media.file_name || "";
     const info = el("span", "document-info");
     info.append(el("b", null, media.file_name), el("span", "muted", `${size(media.file_size)} · ${media.mime_type}`));
@@ -193,27 +253,38 @@ const ChatView = (() => {
     try { return new URL(url).protocol === "https:"; } catch (e) { return false; }
   }
 
+  // A button's text in its own box, so that a long one ends in an ellipsis
+  // (a flex container does not ellipsize its text).
+  const label = (text) => el("span", "kb-label", text);
+
   function keyButton(m, spec) {
     if (spec.url !== undefined) {
       if (!isHttps(spec.url)) {
-        const dead = el("span", "kb-btn disabled", spec.text);
+        const dead = el("span", "kb-btn disabled");
+        dead.append(label(spec.text));
         dead.title = "Not an https link: not opened";
         return dead;
       }
-      const link = el("a", "kb-btn link", spec.text);
+      const link = el("a", "kb-btn link");
+      link.append(label(spec.text));
       link.href = spec.url;
       link.target = "_blank";
       link.rel = "noopener noreferrer";
       link.title = spec.url;
       return link;
     }
-    const button = el("button", "kb-btn", spec.text);
+    const button = el("button", "kb-btn");
+    button.append(label(spec.text));
     button.type = "button";
     if (spec.copy_text !== undefined) {
       button.classList.add("copy");
       button.addEventListener("click", () => Sandbox.copy(spec.copy_text));
     } else if (spec.callback_data !== undefined) {
-      button.addEventListener("click", () => ctx.onPress(m, spec.callback_data, button));
+      if (ctx.isPending(m, spec.callback_data)) {
+        button.classList.add("pending");
+        button.setAttribute("aria-busy", "true");
+      }
+      button.addEventListener("click", () => ctx.onPress(m, spec.callback_data));
     } else {
       button.disabled = true;
     }
@@ -230,5 +301,5 @@ const ChatView = (() => {
     return board;
   }
 
-  return {use, el, snippet, dayOf, daySeparator, bubble, size};
+  return {use, el, snippet, dayOf, daySeparator, bubble, line, lineText, buttonLabel, size};
 })();

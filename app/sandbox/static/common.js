@@ -27,6 +27,26 @@ const Sandbox = (() => {
         : {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
       body: isForm ? params : JSON.stringify(params),
     });
+    return unwrap(response);
+  }
+
+  // GET a sandbox JSON answer (the pages' polls); its result, or ApiError.
+  async function getJSON(url) {
+    const response = await fetch(url, {credentials: "same-origin", cache: "no-store"});
+    return unwrap(response);
+  }
+
+  // POST JSON to a sandbox route with the session's CSRF token.
+  async function post(url, params) {
+    const response = await fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
+      body: JSON.stringify(params),
+    });
+    return unwrap(response);
+  }
+
+  async function unwrap(response) {
     let body;
     try {
       body = await response.json();
@@ -117,6 +137,13 @@ const Sandbox = (() => {
     return params;
   }
 
+  // Where a user's chats are: with the same bot open when one is.
+  function chatsOf(element, userId) {
+    const bot = element.dataset.openBot;
+    return bot ? `${element.dataset.chatsUrl}/${encodeURIComponent(userId)}/${encodeURIComponent(bot)}`
+      : `${element.dataset.chatsUrl}?user=${encodeURIComponent(userId)}`;
+  }
+
   // What happens after a call succeeded: show a new token once, open a new
   // user's chats, or show the page again as it now is.
   function then(kind, result, element) {
@@ -125,7 +152,7 @@ const Sandbox = (() => {
         text: "Copy it now and keep it secret: it is shown only this once.",
         secret: result.token, onClose: () => location.reload()});
     } else if (kind === "user") {
-      location.assign(`${element.dataset.chatsUrl}?user=${encodeURIComponent(result.user_id)}`);
+      location.assign(chatsOf(element, result.user_id));
     } else {
       location.reload();
     }
@@ -161,10 +188,7 @@ const Sandbox = (() => {
       });
     }
     const users = document.getElementById("user-select");
-    if (users) {
-      users.addEventListener("change", () => location.assign(
-        `${users.dataset.chatsUrl}?user=${encodeURIComponent(users.value)}`));
-    }
+    if (users) users.addEventListener("change", () => location.assign(chatsOf(users, users.value)));
     // Broadcasts still delivering: show their progress as it goes.
     if (document.querySelector("[data-unfinished]")) {
       setInterval(() => {
@@ -174,5 +198,5 @@ const Sandbox = (() => {
   }
 
   document.addEventListener("DOMContentLoaded", wire);
-  return {api, describe, toast, dialog, copy, localTimes, signedOut};
+  return {api, getJSON, post, describe, toast, dialog, copy, localTimes, signedOut};
 })();

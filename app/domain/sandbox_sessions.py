@@ -1,4 +1,5 @@
-"""Sandbox sessions: a random id in an HttpOnly cookie, its SHA-256 in SQLite.
+"""Sandbox sessions: a random id the sandbox keeps in an HttpOnly cookie, its
+SHA-256 in SQLite.
 
 Server-side rows rather than a signed cookie, so that signing out ends the
 session everywhere (a copied cookie dies with it) and idle sessions expire.
@@ -18,7 +19,6 @@ from app import clock
 from app.db import transaction
 from app.errors import ApiError, ErrorCode
 
-COOKIE = "botsvc_sandbox"
 # Idle sessions end after this long; a session is at most this old however busy.
 IDLE_SECONDS = 12 * 3600
 MAX_AGE_SECONDS = 7 * 24 * 3600

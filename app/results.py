@@ -270,9 +270,9 @@ class BotCall(Result):
                        "the bound"})
     result = fields.Raw(metadata={"description": "a success's result; absent when over the "
                                                  "bound"})
-    truncated = fields.Constant(True, metadata={
-        "description": f"params or result was left out: its compact JSON is over "
-                       f"{CALL_LOG_BODY_MAX_BYTES} bytes"})
+    truncated = fields.Boolean(metadata={
+        "description": f"true when params or result was left out, its compact JSON being "
+                       f"over {CALL_LOG_BODY_MAX_BYTES} bytes (absent otherwise)"})
 
 
 class BotCallsPage(Result):

@@ -43,5 +43,5 @@ CREATE TABLE bot_call_counts (
     last_poll_at INTEGER                -- service clock: its newest getUpdates of any kind
 ) WITHOUT ROWID;
 
-PRAGMA user_version = 11;
+PRAGMA user_version = 10;
 COMMIT;

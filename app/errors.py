@@ -123,7 +123,8 @@ _HTTP_STATUS = {
 }
 
 
-# What any route can answer about the request's head and pace (app/wire.py).
+# What any route can answer about the request's head and pace (app/request_head.py,
+# app/gunicorn_worker.py).
 CONNECTION_ERRORS = (ErrorCode.REQUEST_TIMEOUT, ErrorCode.URI_TOO_LONG,
                      ErrorCode.HEADERS_TOO_LARGE)
 

@@ -8,7 +8,7 @@ import contextlib
 import logging
 import os
 
-from flask import Flask, request
+from flask import Flask
 from werkzeug.exceptions import HTTPException
 
 # Importing a group of methods registers them, and importing the module that
@@ -71,7 +71,6 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     app.register_error_handler(HTTPException, http_exception_response)
     app.register_error_handler(wire.ReadDeadlineExceeded, _sent_too_slowly)
     app.register_error_handler(Exception, internal_error_response)
-    app.before_request(lambda: wire.refuse_oversized_head(request.environ))
     app.wsgi_app = wire.settling_bodies(app.wsgi_app)
 
     if free is None:

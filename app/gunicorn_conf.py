@@ -2,7 +2,7 @@
 loaded from the installed package by name: `gunicorn -c python:app.gunicorn_conf`."""
 import sys
 
-from app import metrics
+from app import metrics, request_head
 from app.config import Settings
 from app.jobs.scheduler import stop_worker
 from app.logs import gunicorn_logconfig
@@ -18,15 +18,13 @@ workers = settings.workers
 # gthread, plus what its connections need (app/gunicorn_worker.py).
 worker_class = "app.gunicorn_worker.BotsvcWorker"
 threads = settings.threads
-# A request head larger than a reverse proxy passes (nginx: 8 KiB lines,
-# 32 KiB in all; Apache: 100 fields of 8190 bytes) still reaches the app,
-# which answers past its own limits in the envelope (app/wire.py). 0: no line
-# limit but the parser's 1 MiB. fields x field size bounds what one request
-# head may hold in memory (6.4 MB); past these, botsvc's worker answers in the
-# envelope too.
-limit_request_line = 0
-limit_request_field_size = 32768
-limit_request_fields = 200
+# The worker reads each request head itself, within the limits of
+# app/request_head.py, before gunicorn parses it; gunicorn's own limits are
+# the same (its field size counts the CRLF), so they can never be reached
+# first, and its parser is never asked to hold more.
+limit_request_line = request_head.REQUEST_LINE_MAX_BYTES
+limit_request_field_size = request_head.HEADER_FIELD_MAX_BYTES + 2
+limit_request_fields = request_head.HEADER_FIELDS_MAX
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30
 preload_app = False    # no database connection or scheduler may cross fork()

@@ -2,19 +2,18 @@
 
 A client that reuses a kept-alive connection sends its next request right
 after this one's body. When the app answers without reading the whole body
-(413, 401 before an upload is read), the unread rest must go before the
-next request can be parsed. gunicorn drains at most 64 KiB of it *after* it
-has already announced ``Connection: keep-alive``, then closes: a
-``requests.Session`` then fails its next call with ``RemoteDisconnected``.
-And gunicorn drops a ``Connection: close`` header the app sets (hop-by-hop).
-
-So, after the app has answered and before gunicorn sends the answer
-(``settle_body``), the rest of the body is read and discarded up to
-``DRAIN_MAX_BYTES``: the connection stays usable. A body that would go past
-that bound is not read: the connection is closed for real, and the answer
-says so (``close_connection``, through the worker of app/gunicorn_worker.py).
-Reading is bounded in time as well as bytes: the worker's read deadline
-applies to the drain too.
+(401 before an upload is read, 404 for no such method, 413 by the declared
+length), the unread rest would have to go before the next request could be
+parsed. It is not read: reading a body only to throw it away is what a slow
+client turns into a thread held for as long as it cares to trickle. So, once
+the app has answered and before gunicorn sends the answer
+(``settle_body``), what of the body has *already arrived* is taken (up to
+SETTLE_MAX_BYTES, without waiting for a byte more); if that was all of it, the
+connection stays open, otherwise the answer says ``Connection: close`` and the
+connection closes after it (``close_connection``). The worker
+(app/gunicorn_worker.py) closes without waiting either: FIN, then what the
+client still sends is dropped by its main loop for a moment, so the client
+reads its answer rather than a reset, and no thread is held.
 """
 from __future__ import annotations
 
@@ -22,18 +21,19 @@ import threading
 
 from app.errors import ApiError, ErrorCode
 
-DRAIN_MAX_BYTES = 16 * 1024 * 1024
-# The request head the service takes (docs/connection.md): what nginx
-# and Apache pass by default. gunicorn's own limits (app/gunicorn_conf.py) are
-# set far above, so that these answer in the envelope.
-REQUEST_LINE_MAX_BYTES = 8190
-HEADER_FIELD_MAX_BYTES = 8190
-HEADER_FIELDS_MAX = 100
-_CHUNK = 256 * 1024
+SETTLE_MAX_BYTES = 64 * 1024
+_LOOPBACK = ("127.0.0.1", "::1")
+_CHUNK = 16 * 1024
 
-# The gunicorn request being served by this thread, set by the worker
-# (app/gunicorn_worker.py); absent under Flask's test client.
+# The request this thread serves, set by the worker (app/gunicorn_worker.py):
+# ``request``, gunicorn's request, and ``arrived_only``, a context manager
+# under which reads of its connection take what has arrived and raise
+# NotArrived rather than wait. Both absent under Flask's test client.
 current = threading.local()
+
+
+class NotArrived(Exception):
+    """A read under ``arrived_only`` found nothing waiting on the connection."""
 
 
 class ReadDeadlineExceeded(Exception):
@@ -55,62 +55,40 @@ def close_connection() -> None:
         request.must_close = True
 
 
-def refuse_oversized_head(environ: dict) -> None:
-    """414 URI_TOO_LONG for a request line over REQUEST_LINE_MAX_BYTES; 431
-    HEADERS_TOO_LARGE for a header field (``Name: value``) over
-    HEADER_FIELD_MAX_BYTES or more than HEADER_FIELDS_MAX fields. Header lines
-    repeating a name arrive joined into one field, and count as one."""
-    target = environ.get("RAW_URI") or (environ.get("PATH_INFO", "") + "?"
-                                        + environ.get("QUERY_STRING", ""))
-    line = len(environ.get("REQUEST_METHOD", "")) + len(target) \
-        + len(environ.get("SERVER_PROTOCOL", "")) + 2
-    if line > REQUEST_LINE_MAX_BYTES:
-        raise head_too_large(ErrorCode.URI_TOO_LONG, REQUEST_LINE_MAX_BYTES)
-    fields = 0
-    for key, value in environ.items():
-        if key.startswith("HTTP_"):
-            name_length = len(key) - 5
-        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            name_length = len(key)
-        else:
-            continue
-        fields += 1
-        if name_length + 2 + len(value) > HEADER_FIELD_MAX_BYTES:
-            raise head_too_large(ErrorCode.HEADERS_TOO_LARGE, HEADER_FIELD_MAX_BYTES)
-    if fields > HEADER_FIELDS_MAX:
-        raise too_many_fields()
-
-
-def too_many_fields() -> ApiError:
-    return ApiError(ErrorCode.HEADERS_TOO_LARGE, f"More than {HEADER_FIELDS_MAX} header fields",
-                    limit=HEADER_FIELDS_MAX)
-
-
-def head_too_large(code: ErrorCode, limit: int) -> ApiError:
-    what = "Request line" if code is ErrorCode.URI_TOO_LONG else "A header field"
-    return ApiError(code, f"{what} is longer than {limit} bytes", limit=limit)
-
-
 def settle_body(environ: dict) -> None:
-    """Read and discard what the app left of the request body, up to
-    DRAIN_MAX_BYTES; close the connection if that is not the whole body."""
+    """Take what has already arrived of the body the app left unread, up to
+    SETTLE_MAX_BYTES; close the connection if that is not the whole body."""
     if getattr(current, "request", None) is None:
         return   # not under our gunicorn worker: nothing is kept alive
     stream = environ.get("wsgi.input")
-    left = _declared_rest(environ, stream)
-    if left is not None and left > DRAIN_MAX_BYTES:
+    left = _declared_rest(stream)
+    if left == 0:
+        return
+    if left is not None and left > SETTLE_MAX_BYTES:
         close_connection()
         return
-    drained = 0
+    taken = 0
     try:
-        while drained <= DRAIN_MAX_BYTES:
-            chunk = stream.read(_CHUNK)
-            if not chunk:
-                return
-            drained += len(chunk)
-    except Exception:   # noqa: BLE001 - too slow, cut, or a bad chunk: where the next request starts is unknown
+        with current.arrived_only():
+            while taken <= SETTLE_MAX_BYTES:
+                chunk = stream.read(_CHUNK)
+                if not chunk:
+                    return
+                taken += len(chunk)
+    except Exception:   # noqa: BLE001 - not arrived, cut, or a bad chunk: where the next request starts is unknown
         pass
     close_connection()
+
+
+def client_address(environ: dict) -> str | None:
+    """The client's address: the peer's, or, when the peer is this machine
+    (the front door, docs/production.md), the X-Forwarded-For it set: its last
+    entry, the one a proxy adds (nginx here overwrites what a client sent)."""
+    peer = environ.get("REMOTE_ADDR")
+    forwarded = environ.get("HTTP_X_FORWARDED_FOR")
+    if forwarded and peer in _LOOPBACK:
+        return forwarded.rsplit(",", 1)[-1].strip() or peer
+    return peer
 
 
 def settling_bodies(wsgi_app):
@@ -123,7 +101,7 @@ def settling_bodies(wsgi_app):
     return settled
 
 
-def _declared_rest(environ: dict, stream) -> int | None:
+def _declared_rest(stream) -> int | None:
     """The unread bytes of a body of known length (None for a chunked one)."""
     reader = getattr(stream, "reader", None)
     length = getattr(reader, "length", None)   # gunicorn's LengthReader counts down

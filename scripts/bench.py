@@ -223,6 +223,15 @@ def bench_upload(tmp: Path, rounds: int = 3) -> None:
         upload_part.run(tmp, server, rounds, alternate, median)
 
 
+@part("frontdoor")
+def bench_frontdoor(tmp: Path) -> None:
+    """Heads without end (worker CPU and memory) and a slow-client flood,
+    straight at gunicorn and through nginx."""
+    from scripts import bench_frontdoor as frontdoor_part
+
+    frontdoor_part.run(tmp)
+
+
 def main(argv: list[str]) -> None:
     chosen = argv or list(PARTS)
     unknown = [name for name in chosen if name not in PARTS]

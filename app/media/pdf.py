@@ -15,16 +15,25 @@ from .config import MediaConfig
 from .runner import run_tool, tool_failed
 
 _INSPECTOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pdf_inspect.py")
-_MESSAGES = {
+# What each verdict of the inspector says. Its finding, in our own words
+# (never the file's), follows when it adds something: "Damaged PDFs are not
+# accepted: it opens only after repair; ...".
+_SUMMARIES = {
     "pdf_encrypted": "Encrypted PDFs are not accepted",
     "pdf_active": "PDFs with scripts or actions are not accepted",
     "pdf_linked": "PDFs that link to other files or addresses are not accepted",
     "pdf_form": "PDFs with forms are not accepted",
     "pdf_embedded": "PDFs with embedded files are not accepted",
-    "pdf_too_complex": "The PDF has too many objects",
+    "pdf_too_complex": "PDFs this complex are not accepted",
     "pdf_damaged": "Damaged PDFs are not accepted",
-    "corrupt_file": "The PDF cannot be parsed",
+    "corrupt_file": "Unreadable PDFs are not accepted",
 }
+REASONS = tuple(_SUMMARIES)
+
+
+def description(reason: str, finding: str) -> str:
+    summary = _SUMMARIES[reason]
+    return f"{summary}: {finding}" if finding else summary
 
 
 def check_pdf(config: MediaConfig, cwd: str, name: str, field: str) -> dict:
@@ -44,8 +53,6 @@ def check_pdf(config: MediaConfig, cwd: str, name: str, field: str) -> dict:
     if verdict.get("ok") is True:
         return {"pages": int(verdict["pages"])}
     reason = verdict.get("reason")
-    if reason not in _MESSAGES:
+    if reason not in _SUMMARIES:
         raise tool_failed("pikepdf", result, "unknown verdict")
-    # The detail names what was found; it is our own text, never the file's.
-    detail = verdict.get("detail") or ""
-    raise media_rejected(field, reason, f"{_MESSAGES[reason]}: {detail}" if detail else _MESSAGES[reason])
+    raise media_rejected(field, reason, description(reason, verdict.get("detail") or ""))

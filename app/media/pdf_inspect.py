@@ -81,9 +81,10 @@ def _check_action(d: dict, s: str | None) -> None:
     if s == "/Thread" and "/F" not in d:
         return  # an article thread in this document
     if s in LINK_ACTIONS:
-        raise Verdict("pdf_linked", f"the PDF links out ({s[1:]} action)")
-    label = s[1:] if s in ACTIONS else "unknown"  # never echo the file's own names
-    raise Verdict("pdf_active", f"the PDF contains an active {label} action")
+        raise Verdict("pdf_linked", f"it has a {s[1:]} action")
+    if s in ACTIONS:
+        raise Verdict("pdf_active", f"it has a {s[1:]} action")
+    raise Verdict("pdf_active", "it has an action of an unknown kind")  # never the file's own name
 
 
 def check_dict(d: dict) -> None:
@@ -92,31 +93,31 @@ def check_dict(d: dict) -> None:
     if not keys & _WATCHED:
         return
     if keys & {"/JS", "/JavaScript"}:
-        raise Verdict("pdf_active", "the PDF contains JavaScript")
+        raise Verdict("pdf_active", "it contains JavaScript")
     if "/AA" in keys:
-        raise Verdict("pdf_active", "the PDF contains additional (automatic) actions")
+        raise Verdict("pdf_active", "it has actions that run by themselves (AA)")
     if keys & {"/AcroForm", "/XFA"}:
-        raise Verdict("pdf_form", "the PDF contains a form")
+        raise Verdict("pdf_form", "it has an interactive form (AcroForm or XFA)")
     if keys & {"/EmbeddedFiles", "/EF", "/RichMediaContent", "/Collection"}:
-        raise Verdict("pdf_embedded", "the PDF contains embedded files")
+        raise Verdict("pdf_embedded", "")
     type_, subtype, s = _name(d.get("/Type")), _name(d.get("/Subtype")), _name(d.get("/S"))
     if type_ == "/EmbeddedFile" or subtype == "/FileAttachment":
-        raise Verdict("pdf_embedded", "the PDF contains embedded files")
+        raise Verdict("pdf_embedded", "")
     if subtype == "/Widget":
-        raise Verdict("pdf_form", "the PDF contains form fields")
+        raise Verdict("pdf_form", "it has fields to fill in")
     if subtype in ACTIVE_SUBTYPES:
-        raise Verdict("pdf_active", f"the PDF contains {subtype[1:]} content")
+        raise Verdict("pdf_active", f"it has {subtype[1:]} content")
     if type_ == "/Filespec" and _name(d.get("/FS")) == "/URL":
-        raise Verdict("pdf_linked", "the PDF refers to a remote file")
+        raise Verdict("pdf_linked", "it refers to a remote file")
     if _code(d.get("/URI")) == _STRING:
-        raise Verdict("pdf_linked", "the PDF links out (URI)")
+        raise Verdict("pdf_linked", "it has a web address (URI)")
     if type_ == "/Action" or s in ACTIONS:
         _check_action(d, s)
     opener = d.get("/OpenAction")
     # An array is a destination (which page to show); a dictionary is an
     # action, checked where it is visited, and must at least name its type.
     if _code(opener) == _DICT and "/S" not in opener:
-        raise Verdict("pdf_active", "the PDF has an unknown open action")
+        raise Verdict("pdf_active", "it has an open action of no known kind")
 
 
 def walk(pdf: pikepdf.Pdf) -> None:
@@ -126,7 +127,7 @@ def walk(pdf: pikepdf.Pdf) -> None:
         obj = stack.pop()
         seen += 1
         if seen > MAX_NODES:
-            raise Verdict("pdf_too_complex", "the PDF has too many objects")
+            raise Verdict("pdf_too_complex", f"it has over {MAX_NODES} objects")
         code = _code(obj)
         if code == _DICT or code == _STREAM:
             items = dict(obj.items())
@@ -155,22 +156,22 @@ def _open_failure(path: str) -> dict:
         with pikepdf.open(path, attempt_recovery=True):
             return {"ok": False, "reason": "pdf_damaged", "detail": DAMAGED}
     except pikepdf.PasswordError:
-        return {"ok": False, "reason": "pdf_encrypted", "detail": "the PDF is encrypted"}
+        return {"ok": False, "reason": "pdf_encrypted", "detail": ""}
     except Exception:
-        return {"ok": False, "reason": "corrupt_file", "detail": "the PDF cannot be parsed"}
+        return {"ok": False, "reason": "corrupt_file", "detail": "it cannot be parsed"}
 
 
 def inspect(path: str) -> dict:
     try:
         pdf = pikepdf.open(path, attempt_recovery=False)
     except pikepdf.PasswordError:
-        return {"ok": False, "reason": "pdf_encrypted", "detail": "the PDF is encrypted"}
+        return {"ok": False, "reason": "pdf_encrypted", "detail": ""}
     except Exception:
         return _open_failure(path)
     with pdf:
         try:
             if pdf.is_encrypted:
-                raise Verdict("pdf_encrypted", "the PDF is encrypted")
+                raise Verdict("pdf_encrypted", "")
             _damage(pdf)
             walk(pdf)
             pages = len(pdf.pages)
@@ -182,7 +183,7 @@ def inspect(path: str) -> dict:
             # looping page tree): damaged, not merely unparseable.
             return {"ok": False, "reason": "pdf_damaged", "detail": DAMAGED}
     if pages < 1:
-        return {"ok": False, "reason": "corrupt_file", "detail": "the PDF has no pages"}
+        return {"ok": False, "reason": "corrupt_file", "detail": "it has no pages"}
     return {"ok": True, "pages": pages}
 
 

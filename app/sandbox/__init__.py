@@ -75,9 +75,12 @@ def presented_csrf_token() -> str | None:
     return token
 
 
-@bp.after_request
+@bp.after_app_request
 def security_headers(response: Response) -> Response:
-    if settings().admin_token is None:
+    # Every answer under /sandbox/: those of no route (404) too, which no
+    # hook of the blueprint itself sees.
+    path = request.path
+    if settings().admin_token is None or not (path == "/sandbox" or path.startswith("/sandbox/")):
         return response
     headers = response.headers
     # The media route keeps the download route's stricter policy and caching.

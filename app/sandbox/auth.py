@@ -10,6 +10,7 @@ import secrets
 
 from flask import Response, make_response, redirect, render_template, request, url_for
 
+from app import wire
 from app.auth import check_admin_token
 from app.db import get_db
 from app.sandbox import bp, fingerprint, sessions, settings, throttle
@@ -55,7 +56,7 @@ def signin():
         return _signin_page("Enter the admin token (the BOTSVC_ADMIN_TOKEN setting).", 400)
     admin_token = settings().admin_token
     try:
-        right = throttle.attempt(conn, throttle.client_key(request.remote_addr),
+        right = throttle.attempt(conn, throttle.client_key(wire.client_address(request.environ)),
                                  lambda: check_admin_token(presented, admin_token))
     except throttle.Throttled as wait:
         return _signin_page(f"Too many wrong tokens from your address. Try again in "

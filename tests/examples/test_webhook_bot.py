@@ -44,6 +44,8 @@ def test_an_update_missed_while_the_bot_was_down_arrives_later(
     try:
         botsvc.advance_clock(600)                        # no need to wait for the retry
         botsvc_user.wait_for_message(GREETING)
+        # The bot answers the delivery after it greets; the record follows.
+        wait_until(lambda: "http_status" in botsvc.webhook_deliveries(botsvc_bot)[0])
         latest = botsvc.webhook_deliveries(botsvc_bot)[0]
         assert latest["http_status"] == 200 and latest["attempt"] >= 2
     finally:

@@ -6,6 +6,7 @@ recovers by itself, and starts, on a full disk."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from app.media import build_test_signature_db
 from app.testkit.server import LocalServer
+from tests.support.cli import botsvc
 from tests.support.servers import suite_server
 from tests.support.small_disk import fill, small_tmpfs
 
@@ -267,6 +270,7 @@ def test_the_server_starts_on_a_full_disk_and_says_so(installation, tmpfs):
                     if "the disk under the data dir is full" in line]
         assert len(warnings) == 1, warnings
         assert "Traceback" not in log
+        assert "do not work" not in log   # the media tools are not what is wrong
         me = bot.call("getMe")
         assert me.status_code == 200, me.text
         assert bot.user_get_chat().status_code == 200
@@ -313,3 +317,28 @@ def test_the_call_log_is_skipped_on_a_full_disk_and_nothing_fails(installation, 
     log = server.log_path.read_text(errors="replace")
     assert "records not written (STORAGE_FULL)" in log
     assert "could not be written" not in log and "was sent SIG" not in log
+
+
+def test_check_media_on_a_full_disk_says_so_in_one_line(tmp_path):
+    """No room even for the sample files the check writes: the tools are
+    checked as /readyz checks them, and the line names the disk."""
+    signatures = tmp_path / "signatures"
+    build_test_signature_db(str(signatures))
+    with small_tmpfs(tmp_path, "4m") as mount:
+        env = {"BOTSVC_DATA_DIR": str(mount / "data"), "BOTSVC_CLAMAV_DB": str(signatures)}
+        assert botsvc("migrate", env=env).returncode == 0
+        filler = fill(mount)
+        try:
+            done = botsvc("check-media", env=env)
+            assert done.returncode == 0, done.stderr
+            [line] = (done.stdout + done.stderr).strip().splitlines()
+            assert line == ("media tools and scanner: OK as /readyz checks them (no sample scan:"
+                            " the disk under the data dir is full (0 bytes free): uploads answer"
+                            " 503 STORAGE_FULL until space is freed)")
+            env["BOTSVC_CLAMAV_DB"] = str(tmp_path / "no-signatures")
+            done = botsvc("check-media", env=env)
+            assert done.returncode == 1   # a tool that is wrong is said as such, in one line
+            [line] = (done.stdout + done.stderr).strip().splitlines()
+            assert json.loads(line)["parameters"] == {"dependency": "clamav"}
+        finally:
+            filler.unlink()

@@ -85,6 +85,24 @@ def test_security_headers(person, hostile_world, path):
     assert response.headers["Cache-Control"] == "no-store"
 
 
+@pytest.mark.parametrize("method, path", [
+    ("GET", "/sandbox/no/such/page"), ("POST", "/sandbox/no/such/page"),
+    ("GET", "/sandbox/static/no-such.css"), ("GET", "/sandbox/chats/x/y"),
+    ("GET", "/sandbox"), ("DELETE", "/sandbox/bots")])
+def test_security_headers_on_every_sandbox_answer(person, method, path):
+    for client in (person.client, person.client.application.test_client()):   # in, out
+        response = client.open(path, method=method)
+        assert response.status_code in (308, 404, 405), (path, response.status_code)
+        assert response.headers["Content-Security-Policy"] == CSP, path
+        assert response.headers["X-Frame-Options"] == "DENY"
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["Cache-Control"] == ("no-cache" if "/static/" in path
+                                                     else "no-store")
+    # Elsewhere, no sandbox headers.
+    assert "X-Frame-Options" not in person.client.get("/no/such/page").headers
+
+
 def test_static_files_are_served_with_the_policy(client):
     for name in ("sandbox.css", "common.js", "chat.js", "icon.svg"):
         response = client.get(f"/sandbox/static/{name}")

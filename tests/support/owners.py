@@ -32,6 +32,24 @@ def processes() -> list[tuple[int, str, int]]:
     return found
 
 
+def children(pid: int) -> list[int]:
+    return [child for child, _, parent in processes() if parent == pid]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time ``pid`` has used so far."""
+    fields = _stat(pid)[1]
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def resident_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise LookupError(f"no VmRSS for {pid}")
+
+
 def dead_owner() -> str:
     """The owner token a process had before it was killed."""
     child = subprocess.Popen(["sleep", "30"])

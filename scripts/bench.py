@@ -287,6 +287,26 @@ def bench_tools(tmp: Path) -> None:
     tools_part.run(tmp)
 
 
+@part("percall")
+def bench_percall(tmp: Path) -> None:
+    """sendMessage and getMe per call in process, beside the baseline tree
+    (``--instructions``: counted by callgrind instead of timed)."""
+    from scripts import bench_percall as percall_part
+
+    if OPTIONS.get("instructions"):
+        percall_part.instructions(tmp)
+    else:
+        percall_part.run(tmp)
+
+
+@part("scale")
+def bench_scale(tmp: Path) -> None:
+    """Calls at three sizes of history (``--sizes``, default 1e4,1e6)."""
+    from scripts import bench_scale as scale_part
+
+    scale_part.run(tmp, OPTIONS.get("sizes"))
+
+
 @part("upload")
 def bench_upload(tmp: Path, rounds: int = 3) -> None:
     """uploadFile of a photo, a 30 s 1080p video and a 3 min song beside the
@@ -298,8 +318,21 @@ def bench_upload(tmp: Path, rounds: int = 3) -> None:
         upload_part.run(tmp, server, rounds, alternate, median)
 
 
+# Options of the parts that take some (``scripts/bench scale --sizes 1e4,1e6``).
+OPTIONS: dict = {}
+
+
 def main(argv: list[str]) -> None:
-    chosen = argv or list(PARTS)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="scripts/bench")
+    parser.add_argument("parts", nargs="*", help=f"of: {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="percall: count instructions under callgrind")
+    parser.add_argument("--sizes", help="scale: sizes in messages, e.g. 1e4,1e6,1e7")
+    options = parser.parse_args(argv)
+    OPTIONS.update({k: v for k, v in vars(options).items() if k != "parts"})
+    chosen = options.parts or list(PARTS)
     unknown = [name for name in chosen if name not in PARTS]
     if unknown:
         raise SystemExit(f"unknown part(s) {unknown}; parts: {', '.join(PARTS)}")

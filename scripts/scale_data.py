@@ -137,7 +137,7 @@ def build(db_path: str, messages: int, say=print) -> float:
     _updates(conn, shape, now, batch)
     _webhooks_and_broadcasts(conn, shape, now, start, batch)
     _clicks(conn, shape, now, batch)
-    for kind, _name, sql in sorted(deferred, key=lambda d: d[0] != "index"):
+    for _kind, _name, sql in sorted(deferred, key=lambda d: d[0] != "index"):
         conn.execute(sql)
     conn.execute("INSERT INTO sandbox_chat_versions (chat_ref, version) SELECT id, 1 FROM chats")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

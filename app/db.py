@@ -9,7 +9,6 @@ connection; nothing opens the database at import time.
 """
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import logging
 import os
@@ -130,8 +129,7 @@ def release_db(_exc=None) -> None:
         conn.execute("ROLLBACK")
 
 
-@contextlib.contextmanager
-def transaction(conn: Connection):
+class transaction:   # noqa: N801 - used as a function: ``with transaction(conn):``
     """The one way to write: ``with transaction(conn): ...``.
 
     The outermost use runs ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on
@@ -140,56 +138,99 @@ def transaction(conn: Connection):
     larger unit of work. A full disk (SQLite's "database or disk is full", or
     the "disk I/O error" it becomes where SQLite maps a file) leaves as the
     contract's STORAGE_FULL (app/disk.py), with nothing written.
+
+    A class rather than a generator: every call enters two of these (the
+    request's transaction and the handler's savepoint), and a generator-based
+    context manager cost three times as much to enter and leave.
     """
-    try:
-        with _transaction(conn):
-            yield conn
-    except sqlite3.Error as exc:
-        if disk.is_full_sqlite_error(exc, getattr(conn, "db_path", None)):
-            raise disk.storage_full() from exc
-        raise
 
+    __slots__ = ("conn", "savepoint", "registered")
 
-@contextlib.contextmanager
-def _transaction(conn: Connection):
-    if conn.in_transaction:
-        name = f"sp_{id(object()):x}"
-        hooks = conn.rollback_hooks
-        registered = len(hooks)
-        conn.execute(f"SAVEPOINT {name}")
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self.savepoint: str | None = None
+        self.registered = 0
+
+    def __enter__(self) -> Connection:
+        conn = self.conn
         try:
-            yield conn
-        except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-            undone, hooks[registered:] = hooks[registered:], []
-            for callback in undone:   # what this savepoint took back
-                callback()
-            raise
-        conn.execute(f"RELEASE {name}")
-        return
-    conn.acquire_write_lock()
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            # A COMMIT that failed (a full disk) may leave the transaction
-            # open, or SQLite may have rolled it back already.
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.commit_hooks = []
-            undone, conn.rollback_hooks = conn.rollback_hooks, []
-            for callback in undone:
-                callback()
-            raise
-    finally:
-        conn.release_write_lock()
-    conn.rollback_hooks = []
-    announced, conn.commit_hooks = conn.commit_hooks, []
-    for callback in announced:
-        callback()
+                self.savepoint = f"sp_{id(self):x}"   # unique while this one is open
+                self.registered = len(conn.rollback_hooks)
+                conn.execute(f"SAVEPOINT {self.savepoint}")
+                return conn
+            conn.acquire_write_lock()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                conn.release_write_lock()
+                raise
+        except sqlite3.Error as exc:
+            raise _translated(conn, exc) from exc
+        return conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if self.savepoint is not None:
+                self._leave_savepoint(exc_type is not None)
+            else:
+                self._finish(exc_type is not None)
+        except sqlite3.Error as failed:
+            raise _translated(self.conn, failed) from failed
+        if isinstance(exc, sqlite3.Error):
+            translated = _translated(self.conn, exc)
+            if translated is not exc:
+                raise translated from exc
+
+    def _leave_savepoint(self, failed: bool) -> None:
+        conn, name = self.conn, self.savepoint
+        if not failed:
+            conn.execute(f"RELEASE {name}")
+            return
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        hooks = conn.rollback_hooks
+        undone, hooks[self.registered:] = hooks[self.registered:], []
+        for callback in undone:   # what this savepoint took back
+            callback()
+
+    def _finish(self, failed: bool) -> None:
+        conn = self.conn
+        try:
+            if not failed:
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    self._roll_back()
+                    raise
+            else:
+                self._roll_back()
+                return
+        finally:
+            conn.release_write_lock()
+        conn.rollback_hooks = []
+        announced, conn.commit_hooks = conn.commit_hooks, []
+        for callback in announced:
+            callback()
+
+    def _roll_back(self) -> None:
+        conn = self.conn
+        # A COMMIT that failed (a full disk) may leave the transaction open,
+        # or SQLite may have rolled it back already.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.commit_hooks = []
+        undone, conn.rollback_hooks = conn.rollback_hooks, []
+        for callback in undone:
+            callback()
+
+
+def _translated(conn: Connection, exc: BaseException) -> BaseException:
+    """STORAGE_FULL for a full disk's SQLite error, else the error itself."""
+    if isinstance(exc, sqlite3.Error) and disk.is_full_sqlite_error(
+            exc, getattr(conn, "db_path", None)):
+        return disk.storage_full()
+    return exc
 
 
 def checkpoint(conn: sqlite3.Connection) -> None:

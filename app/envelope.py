@@ -25,16 +25,20 @@ def json_response(status: int, body: str, headers: dict | None = None) -> Respon
 
 
 def error_response(error: ApiError) -> Response:
-    return json_response(error.http_status, dumps(error.body()), error.headers())
+    response = json_response(error.http_status, dumps(error.body()), error.headers())
+    response.botsvc_error_code = error.code.value   # known: error_code_of need not parse
+    return response
 
 
 def error_code_of(response: Response) -> str | None:
     """The error_code of a failure answered in the envelope (None for a
     success or anything else), read once and kept on the response."""
-    if response.status_code < 400 or response.is_streamed or response.mimetype != JSON:
+    if response.status_code < 400:
         return None
     code = getattr(response, "botsvc_error_code", _UNREAD)
     if code is _UNREAD:
+        if response.is_streamed or response.mimetype != JSON:
+            return None
         try:
             code = json.loads(response.get_data()).get("error_code")
         except (ValueError, AttributeError):

@@ -75,11 +75,28 @@ class Session:
         assert answer.status_code == 303, answer.text[:300]
 
 
-def measure(call) -> list[float]:
-    samples, spent = [], 0.0
-    while len(samples) < SAMPLES and (len(samples) < 3 or spent < BUDGET_SECONDS):
-        samples.append(call())
-        spent += samples[-1]
+ROUND = 10   # calls of one kind on one size before the next size's turn
+
+
+def measure_alternating(calls_by_size: dict) -> list[float]:
+    """Each size's samples of one call, taken in turns of ROUND calls (the
+    sizes in order, then in reverse: ABBA), so that load from elsewhere on
+    the machine weighs on every size alike. A call too slow for SAMPLES
+    stops at BUDGET_SECONDS per size (at least 3 samples)."""
+    samples = {size: [] for size in calls_by_size}
+    spent = dict.fromkeys(calls_by_size, 0.0)
+    order = list(calls_by_size)
+    turn = 0
+    while any(len(samples[s]) < SAMPLES and (len(samples[s]) < 3 or spent[s] < BUDGET_SECONDS)
+              for s in order):
+        for size in (order if turn % 2 == 0 else order[::-1]):
+            for _ in range(ROUND):
+                if len(samples[size]) >= SAMPLES or (len(samples[size]) >= 3
+                                                     and spent[size] >= BUDGET_SECONDS):
+                    break
+                samples[size].append(calls_by_size[size]())
+                spent[size] += samples[size][-1]
+        turn += 1
     return samples
 
 
@@ -141,70 +158,95 @@ def calls(session: Session, db_path: str, shape: Shape) -> dict:
     }
 
 
-def one_size(tmp: Path, messages: int) -> dict:
-    shape = Shape(messages)
-    cached, build_seconds = scale_data.cached(CACHE, messages)
-    data_dir = tmp / f"size-{messages}"
-    data_dir.mkdir()
-    db_path = data_dir / "botsvc.sqlite3"
-    shutil.copyfile(cached, db_path)
-    scale_data.refresh(str(db_path))
-    size = os.path.getsize(db_path)
-    server = ServerProcess(data_dir, BOTSVC_TEST_TOOLS=1, **NO_LIMITS)
-    started = time.perf_counter()
-    server.start()
-    figures: dict = {"build_seconds": build_seconds, "bytes_per_message": size / messages,
-                     "database_bytes": size, "startup_seconds": time.perf_counter() - started,
-                     "calls": {}}
-    try:
-        session = Session(server)
-        session.sign_in()
-        for label, call in calls(session, str(db_path), shape).items():
-            call()   # warm-up: the pages this call reads come into the cache
-            figures["calls"][label] = measure(call)
-        backup_dir = tmp / f"backup-{messages}"
+class Size:
+    """One size's installation: a copy of its cached database, served."""
+
+    def __init__(self, tmp: Path, messages: int):
+        self.messages, self.shape = messages, Shape(messages)
+        cached, self.build_seconds = scale_data.cached(CACHE, messages)
+        self.data_dir = tmp / f"size-{messages}"
+        self.data_dir.mkdir()
+        self.db_path = self.data_dir / "botsvc.sqlite3"
+        shutil.copyfile(cached, self.db_path)
+        scale_data.refresh(str(self.db_path))
+        self.database_bytes = os.path.getsize(self.db_path)
+        self.server = ServerProcess(self.data_dir, BOTSVC_TEST_TOOLS=1, **NO_LIMITS)
+
+    def start(self) -> float:
+        started = time.perf_counter()
+        self.server.start()
+        return time.perf_counter() - started
+
+    def backup(self, tmp: Path) -> float:
+        backup_dir = tmp / f"backup-{self.messages}"
         started = time.perf_counter()
         subprocess.run([str(Path(sys.executable).parent / "botsvc"), "backup", str(backup_dir)],
                        check=True, capture_output=True,
-                       env={**os.environ, "BOTSVC_DATA_DIR": str(data_dir)})
-        figures["backup_seconds"] = time.perf_counter() - started
+                       env={**os.environ, "BOTSVC_DATA_DIR": str(self.data_dir)})
+        seconds = time.perf_counter() - started
         shutil.rmtree(backup_dir, ignore_errors=True)
-        figures["reset_seconds"] = session.operator("reset", {})
-    finally:
-        server.kill()
-    shutil.rmtree(data_dir, ignore_errors=True)
-    return figures
+        return seconds
+
+    def close(self) -> None:
+        self.server.kill()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 def run(tmp: Path, sizes_text: str | None = None) -> None:
-    sizes = sizes_from(sizes_text)
-    results = {}
-    for messages in sizes:
-        print(f"scale: {messages:.0e} messages ...", flush=True)
-        results[messages] = one_size(tmp, messages)
-        report_size(messages, results[messages])
-    smallest, largest = sizes[0], sizes[-1]
+    sizes = [Size(tmp, messages) for messages in sizes_from(sizes_text)]
+    figures = {size.messages: {"calls": {}} for size in sizes}
+    try:
+        for turn in range(2):   # start-up: each size twice, in turns
+            for size in (sizes if turn == 0 else sizes[::-1]):
+                size.server.kill()
+                figures[size.messages].setdefault("startup", []).append(size.start())
+        calls_of = {}
+        for size in sizes:
+            session = Session(size.server)
+            session.sign_in()
+            calls_of[size.messages] = calls(session, str(size.db_path), size.shape)
+        for label in calls_of[sizes[0].messages]:
+            for size in sizes:
+                calls_of[size.messages][label]()   # warm-up: its pages come into the cache
+            print(f"  measuring {label} ...", flush=True)
+            measured = measure_alternating({s.messages: calls_of[s.messages][label]
+                                            for s in sizes})
+            for messages, samples in measured.items():
+                figures[messages]["calls"][label] = samples
+        for size in sizes:   # each is measured alone: they write and read the whole database
+            figures[size.messages]["backup"] = size.backup(tmp)
+            figures[size.messages]["reset"] = Session(size.server).operator("reset", {})
+    finally:
+        for size in sizes:
+            size.close()
+    for size in sizes:
+        report_size(size, figures[size.messages])
+    smallest, largest = sizes[0].messages, sizes[-1].messages
     print(f"scale: p50 at {largest:.0e} messages beside {smallest:.0e} (aim: 1.5x or less)")
-    for label, samples in results[largest]["calls"].items():
-        small = percentile(results[smallest]["calls"][label], 0.5)
+    for label, samples in figures[largest]["calls"].items():
+        small = percentile(figures[smallest]["calls"][label], 0.5)
         large = percentile(samples, 0.5)
         verdict = "ok" if large <= 1.5 * small else "OVER"
         print(f"  {label:<38} {large * 1000:9.2f} ms beside {small * 1000:8.2f} ms = "
               f"{large / small:6.2f}x  {verdict}")
-    for key, label in (("startup_seconds", "start-up"), ("backup_seconds", "backup"),
-                       ("reset_seconds", "reset")):
-        print(f"  {label:<38} {results[largest][key]:9.2f} s  beside "
-              f"{results[smallest][key]:8.2f} s")
+    for key, label in (("startup", "start-up (median of 2)"), ("backup", "backup"),
+                       ("reset", "reset")):
+        print(f"  {label:<38} {_seconds(figures[largest][key]):9.2f} s  beside "
+              f"{_seconds(figures[smallest][key]):8.2f} s")
 
 
-def report_size(messages: int, figures: dict) -> None:
-    shape = Shape(messages)
-    print(f"  {messages:.0e} messages, {shape.users} users, {scale_data.BOTS} bots: database "
-          f"{figures['database_bytes'] / 1e6:.1f} MB = {figures['bytes_per_message']:.0f} "
-          f"bytes a message; built in {figures['build_seconds']:.1f} s (cached)")
+def _seconds(value) -> float:
+    return sorted(value)[len(value) // 2] if isinstance(value, list) else value
+
+
+def report_size(size: Size, figures: dict) -> None:
+    shape = size.shape
+    print(f"  {size.messages:.0e} messages, {shape.users} users, {scale_data.BOTS} bots: "
+          f"database {size.database_bytes / 1e6:.1f} MB = "
+          f"{size.database_bytes / size.messages:.0f} bytes a message; built in "
+          f"{size.build_seconds:.1f} s (once, then cached)")
     for label, samples in figures["calls"].items():
         print(f"    {label:<38} p50 {percentile(samples, 0.5) * 1000:9.2f} ms   "
               f"p99 {percentile(samples, 0.99) * 1000:9.2f} ms   ({len(samples)} calls)")
-    print(f"    start-up {figures['startup_seconds']:.2f} s, backup "
-          f"{figures['backup_seconds']:.2f} s, reset {figures['reset_seconds']:.2f} s",
-          flush=True)
+    print(f"    start-up {_seconds(figures['startup']):.2f} s, backup {figures['backup']:.2f} s,"
+          f" reset {figures['reset']:.2f} s", flush=True)

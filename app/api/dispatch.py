@@ -45,7 +45,8 @@ def call_method(name: str) -> Response:
         raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
-    bot = authenticate_bot(conn, bearer_token(request.headers.get("Authorization")))
+    environ = request.environ   # the headers as the server gave them: no copy, no proxy
+    bot = authenticate_bot(conn, bearer_token(environ.get("HTTP_AUTHORIZATION")))
     g.bot_id = bot.id
     if bot.has_faults:
         faults.intercept(conn, bot.id, name)   # DECISIONS §9: right after the token
@@ -56,7 +57,7 @@ def call_method(name: str) -> Response:
         disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
     body = parse_body(request, settings.upload_max_bytes)
     call = Call(conn, settings, bot, name, files=body.files)
-    key = request.headers.get(idem.HEADER)
+    key = environ.get(idem.ENVIRON_KEY)
     if key is not None and not idem.KEY_PATTERN.match(key):
         # A validation error like any other: answered after the rate limits;
         # there is no usable key to store it under.

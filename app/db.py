@@ -44,6 +44,7 @@ class Connection(sqlite3.Connection):
         # its side effects (files written beside rows) if it rolls back.
         self.commit_hooks: list = []
         self.rollback_hooks: list = []
+        self.savepoints = 0   # open savepoints of the current transaction (app.db.transaction)
 
     def after_commit(self, callback) -> None:
         """Run ``callback`` once the current transaction commits (now, if none
@@ -155,10 +156,14 @@ class transaction:   # noqa: N801 - used as a function: ``with transaction(conn)
         conn = self.conn
         try:
             if conn.in_transaction:
-                self.savepoint = f"sp_{id(self):x}"   # unique while this one is open
+                # Named by depth: a name SQLite has seen is a prepared
+                # statement reused (a new name each time is parsed anew).
+                conn.savepoints += 1
+                self.savepoint = f"sp_{conn.savepoints}"
                 self.registered = len(conn.rollback_hooks)
                 conn.execute(f"SAVEPOINT {self.savepoint}")
                 return conn
+            conn.savepoints = 0
             conn.acquire_write_lock()
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -184,6 +189,7 @@ class transaction:   # noqa: N801 - used as a function: ``with transaction(conn)
 
     def _leave_savepoint(self, failed: bool) -> None:
         conn, name = self.conn, self.savepoint
+        conn.savepoints -= 1
         if not failed:
             conn.execute(f"RELEASE {name}")
             return

@@ -78,41 +78,17 @@ def consume(conn: sqlite3.Connection, bot_id: int, limits: list[Limit],
     Must run inside the caller's write transaction, so that the read and the
     write of the TAT are one step for every process. Raises RateLimited with
     the longest wait among the limits that refuse.
-
-    One statement reads and writes every limit (it runs on every call): SQLite
-    computes each new TAT from the stored one with the same floating-point
-    steps as ``_take`` (max, subtract, compare, add), and writes them only if
-    every limit allows the request. The statement's SELECT reads the table it
-    writes, so SQLite runs it whole before the first write: each limit is
-    judged on the stored state. Only a refusal reads again, for the wait.
     """
     if not limits:
         return
     now = clock.time() if now is None else now
-    params: list = [bot_id, now]
-    for limit in limits:
-        params += [limit.bucket, limit.interval, limit.tolerance + limit.slack]
-    if conn.execute(_consume_sql(len(limits)), params).fetchall():
-        return   # every limit taken (RETURNING gives a row per limit, or none)
-    _take(limits, _stored_tats(conn, bot_id, [limit.bucket for limit in limits]), now)
-    raise AssertionError("the limits refused in SQL allow the request")  # pragma: no cover
-
-
-@functools.lru_cache(maxsize=8)
-def _consume_sql(count: int) -> str:
-    # ?1 bot, ?2 now; limit i (from 0): ?(3i+3) bucket, ?(3i+4) interval and
-    # ?(3i+5) the most its TAT may be ahead of now (tolerance + slack).
-    wanted = ", ".join(f"(?{3 * i + 3}, ?{3 * i + 4}, ?{3 * i + 5})" for i in range(count))
-    return (
-        f"WITH wanted (bucket, interval, ceiling) AS (VALUES {wanted}),"
-        " state AS (SELECT w.bucket, max(coalesce(r.tat, ?2), ?2) AS tat, w.interval,"
-        " w.ceiling FROM wanted w LEFT JOIN rate_limits r"
-        " ON r.bot_id = ?1 AND r.bucket = w.bucket)"
-        " INSERT INTO rate_limits (bot_id, bucket, tat)"
-        " SELECT ?1, bucket, tat + interval FROM state"
-        " WHERE NOT EXISTS (SELECT 1 FROM state WHERE tat - ?2 > ceiling)"
-        " ON CONFLICT (bot_id, bucket) DO UPDATE SET tat = excluded.tat"
-        " RETURNING bucket")
+    tats = _stored_tats(conn, bot_id, [limit.bucket for limit in limits])
+    new_tats = _take(limits, tats, now)
+    conn.executemany(
+        "INSERT INTO rate_limits (bot_id, bucket, tat) VALUES (?, ?, ?)"
+        " ON CONFLICT (bot_id, bucket) DO UPDATE SET tat = excluded.tat",
+        [(bot_id, bucket, tat) for bucket, tat in new_tats.items()],
+    )
 
 
 def _take(limits: list[Limit], tats: dict[str, float], now: float) -> dict[str, float]:

@@ -42,7 +42,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     settings = settings or Settings.from_env()
     metrics.activate(counting=settings.metrics_enabled)
     metrics.reserve_value_files()
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)   # the blueprints serve their own
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
     free, released = disk.make_room_to_start(settings.data_dir)

@@ -13,6 +13,7 @@ import math
 import sqlite3
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 
 from app import clock, metrics
 from app.config import Settings
@@ -30,15 +31,16 @@ class Limit:
     count: int        # requests allowed per period, also the burst size
     period: float     # seconds
 
-    @property
+    # Cached: read on every call, inside the write transaction.
+    @cached_property
     def interval(self) -> float:
         return self.period / self.count
 
-    @property
+    @cached_property
     def tolerance(self) -> float:
         return self.period - self.interval
 
-    @property
+    @cached_property
     def slack(self) -> float:
         """Room for float rounding in the TAT: it is a running sum of intervals
         on a clock near 2**31 s, where each addition may be off by ~1e-7 s, so an

@@ -105,9 +105,11 @@ class Run:
         self.handler_wrote: bool | None = None
 
     def single(self) -> Response:
-        """Check, consume, execute and store in one write transaction."""
+        """Check, consume, execute and store in one write transaction; the
+        answer is made once the write lock is released (every other writer
+        waits for that lock)."""
         try:
-            return self._checked(self._execute_and_store)
+            return json_response(*self._checked(self._execute_and_store))
         except ApiError as error:
             if error.code != ErrorCode.STORAGE_FULL or self.key or self.handler_wrote:
                 raise
@@ -130,7 +132,7 @@ class Run:
         """Claim the key, run the slow part outside any transaction, then store."""
         replay = self._checked(self._claim)
         if replay is not None:
-            return replay
+            return json_response(*replay)
         try:
             if isinstance(self.validated, ApiError):
                 raise self.validated
@@ -191,18 +193,18 @@ class Run:
         if self.key:
             idem.claim(self.conn, self.call.bot.id, self.key, self.call.method, self.fp)
 
-    def _execute_and_store(self) -> Response:
+    def _execute_and_store(self) -> tuple[int, str, dict]:
         status, body, headers = self._execute_in_savepoint()
         self._store(status, body)
-        return json_response(status, body, headers)
+        return status, body, headers
 
-    def _replay_or_none(self) -> Response | None:
+    def _replay_or_none(self) -> tuple[int, str, dict] | None:
         if not self.key:
             return None
         stored = idem.lookup(self.conn, self.call.bot.id, self.key, self.call.method, self.fp)
         if stored is None:
             return None
-        return json_response(stored.http_status, stored.body, {REPLAY_HEADER: "true"})
+        return stored.http_status, stored.body, {REPLAY_HEADER: "true"}
 
     def _execute_in_savepoint(self) -> tuple[int, str, dict]:
         if isinstance(self.validated, ApiError):

@@ -41,21 +41,24 @@ def call_method(name: str) -> Response:
     method = METHODS.get(name)
     if method is None:
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
-    if request.method != "POST":
+    # The request itself, not Flask's proxy of it: each use of the proxy
+    # looks the request up again, and this function uses it a dozen times.
+    req = request._get_current_object()
+    if req.method != "POST":
         raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
-    environ = request.environ   # the headers as the server gave them: no copy, no proxy
+    environ = req.environ   # the headers as the server gave them: no copy
     bot = authenticate_bot(conn, bearer_token(environ.get("HTTP_AUTHORIZATION")))
     g.bot_id = bot.id
     if bot.has_faults:
         faults.intercept(conn, bot.id, name)   # DECISIONS §9: right after the token
     if bot.disabled:
         raise bot_disabled()
-    if method.file_fields and is_form_request(request):
+    if method.file_fields and is_form_request(req):
         # Before a byte of the body lands in the quarantine (DECISIONS §8).
         disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
-    body = parse_body(request, settings.upload_max_bytes)
+    body = parse_body(req, settings.upload_max_bytes)
     call = Call(conn, settings, bot, name, files=body.files)
     key = environ.get(idem.ENVIRON_KEY)
     if key is not None and not idem.KEY_PATTERN.match(key):

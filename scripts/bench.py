@@ -46,10 +46,37 @@ def wrk_post(url: str, body: str, headers: dict, seconds: int = 10,
     finally:
         os.unlink(script.name)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+    return {"requests": int(re.search(r"(\d+) requests in", out).group(1)),
+            "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
             "p50": _ms(re.search(r"50%\s+([\d.]+\w+)", out).group(1)),
             "p99": _ms(re.search(r"99%\s+([\d.]+\w+)", out).group(1)),
             "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """User+sys CPU seconds of every live process of a process group (a server:
+    master and workers), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:   # pgrp; utime and stime follow at 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def wrk_cpu(server, url: str, body: str, headers: dict, seconds: int) -> dict:
+    """``wrk_post``, with the server's CPU time per request beside it."""
+    before = group_cpu_seconds(server.process.pid)
+    measured = wrk_post(url, body, headers, seconds=seconds)
+    spent = group_cpu_seconds(server.process.pid) - before
+    return {**measured, "cpu_us": spent / max(1, measured["requests"]) * 1e6}
 
 
 def _ms(text: str) -> float:
@@ -58,8 +85,9 @@ def _ms(text: str) -> float:
 
 
 def line(label: str, m: dict) -> str:
+    cpu = f"   server CPU {m['cpu_us']:>6.0f} us/req" if "cpu_us" in m else ""
     return (f"  {label:<28} {m['rps']:>9.0f} req/s   p50 {m['p50']:>7.2f} ms   "
-            f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}")
+            f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}{cpu}")
 
 
 def median(values: list[float]) -> float:
@@ -89,38 +117,59 @@ def _send_target(server) -> tuple[str, str, dict]:
 
 @part("api")
 def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
-    """sendMessage under concurrent load beside a bare JSON endpoint, and
-    beside the same service with its metrics off (BOTSVC_METRICS=0)."""
+    """sendMessage under concurrent load beside a bare JSON endpoint, beside
+    the same service with its metrics off (BOTSVC_METRICS=0), and beside the
+    starting main's sendMessage (scripts/bench_percall.py's baseline tree,
+    served by its own scripts/server)."""
+    from scripts.bench_percall import baseline_server_argv
+
     bare_argv = [sys.executable, "-m", "gunicorn", "-c", os.path.join(ROOT, "app",
                  "gunicorn_conf.py"), "--chdir", os.path.join(ROOT, "scripts"), "bench_bare:app"]
-    for name in ("bare", "svc", "plain"):
+    for name in ("bare", "svc", "plain", "baseline"):
         (tmp / name).mkdir()
     with running_server(tmp / "bare", argv=bare_argv, **NO_LIMITS) as bare, \
             running_server(tmp / "svc", **NO_LIMITS) as server, \
-            running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain:
+            running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain, \
+            running_server(tmp / "baseline", argv=baseline_server_argv(), **NO_LIMITS) as base:
         bare_url = f"{bare.base_url}/bare"
         send_url, body, auth = _send_target(server)
         plain_url, plain_body, plain_auth = _send_target(plain)
+        base_url, base_body, base_auth = _send_target(base)
         for url, data, headers in ((bare_url, "{}", {}), (send_url, body, auth),
-                                   (plain_url, plain_body, plain_auth)):
+                                   (plain_url, plain_body, plain_auth),
+                                   (base_url, base_body, base_auth)):
             wrk_post(url, data, headers, seconds=2)   # warm-up of each
-        bares, sends, plains = [], [], []
+        bares, sends, plains, bases = [], [], [], []
         for turn in range(rounds):   # in turns, so other load weighs on all alike
-            bares.append(wrk_post(bare_url, "{}", {}, seconds=seconds))
-            pair = [lambda: sends.append(wrk_post(send_url, body, auth, seconds=seconds)),
-                    lambda: plains.append(wrk_post(plain_url, plain_body, plain_auth,
-                                                   seconds=seconds))]
-            for measure in (pair if turn % 2 == 0 else pair[::-1]):   # neither always first
+            bares.append(wrk_cpu(bare, bare_url, "{}", {}, seconds=seconds))
+            rest = [lambda: sends.append(wrk_cpu(server, send_url, body, auth, seconds=seconds)),
+                    lambda: plains.append(wrk_cpu(plain, plain_url, plain_body, plain_auth,
+                                                  seconds=seconds)),
+                    lambda: bases.append(wrk_cpu(base, base_url, base_body, base_auth,
+                                                 seconds=seconds))]
+            for measure in (rest if turn % 2 == 0 else rest[::-1]):   # none always first
                 measure()
     print(f"api: 2 gunicorn workers x 4 threads; wrk, 8 connections; {rounds} alternating "
           f"rounds of {seconds} s")
-    for bare_m, send_m, plain_m in zip(bares, sends, plains, strict=True):
+    for bare_m, send_m, plain_m, base_m in zip(bares, sends, plains, bases, strict=True):
         print(line("bare JSON endpoint", bare_m))
         print(line("sendMessage", send_m))
         print(line("sendMessage, metrics off", plain_m))
+        print(line("sendMessage, starting main", base_m))
     ratio = median([t["rps"] / b["rps"] for b, t in zip(bares, sends, strict=True)])
     print(f"  sendMessage / bare (median of rounds) = {ratio:.2f} of the requests per second "
           f"(aim: 0.60 or more)")
+    cpu_ratio = median([b["cpu_us"] / t["cpu_us"] for b, t in zip(bares, sends, strict=True)])
+    print(f"  bare / sendMessage server CPU per request (median of rounds) = {cpu_ratio:.2f} "
+          f"(the requests per second ratio on a machine where the server has the CPUs to "
+          f"itself; sendMessage {median([t['cpu_us'] for t in sends]):.0f} us, bare "
+          f"{median([b['cpu_us'] for b in bares]):.0f} us)")
+    before = median([b["rps"] / t["rps"] for b, t in zip(bases, bares, strict=True)])
+    print(f"  starting main's sendMessage / bare (median of rounds) = {before:.2f} of the "
+          f"requests per second")
+    cpu_now = median([t["cpu_us"] / b["cpu_us"] for b, t in zip(bases, sends, strict=True)])
+    print(f"  sendMessage server CPU per request, this tree / starting main (median of "
+          f"rounds) = {cpu_now:.2f}")
     cost = median([t["rps"] / b["rps"] for b, t in zip(plains, sends, strict=True)])
     print(f"  sendMessage with metrics / with metrics off (median of rounds) = {cost:.3f} "
           f"of the requests per second (aim: 0.95 or more)")

@@ -39,6 +39,15 @@ def baseline_tree() -> Path:
     return tree
 
 
+def baseline_server_argv() -> list[str]:
+    """The baseline tree's own scripts/server (its .venv made once, now: the
+    first bootstrap takes longer than a server is given to start)."""
+    tree = baseline_tree()
+    subprocess.run(["bash", "-c", f"source {tree}/scripts/bootstrap"], check=True,
+                   capture_output=True)
+    return [str(tree / "scripts" / "server")]
+
+
 class Child:
     def __init__(self, tree: Path, data_dir: Path):
         data_dir.mkdir(parents=True)

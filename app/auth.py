@@ -1,4 +1,5 @@
-"""Bot tokens: ``<bot id>:<43 URL-safe base64 characters>`` (DECISIONS §1).
+"""Bot tokens: ``<bot id>:<43 URL-safe base64 characters>``, as the contract
+fixes them.
 
 Only a SHA-256 of the token is stored; with 256 random bits a slow hash adds
 nothing. Comparison is constant-time, and a token never appears in a log, an

@@ -1,4 +1,4 @@
-"""``botsvc backup DEST`` and ``botsvc restore SRC`` (DECISIONS §8): a
+"""``botsvc backup DEST`` and ``botsvc restore SRC``: a
 consistent copy of a running installation, and an empty data dir filled from
 one.
 

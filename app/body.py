@@ -33,8 +33,8 @@ class RequestBody:
     files: dict[str, UploadedFile] = field(default_factory=dict)
     is_form: bool = False
     # A JSON body that did not parse: its INVALID_JSON error, answered at the
-    # validation step (after idempotency and rate limits, as DECISIONS §5
-    # orders them), and the SHA-256 of its bytes, its only fingerprint.
+    # validation step (after idempotency and rate limits, in the
+    # contract's order), and the SHA-256 of its bytes, its only fingerprint.
     invalid: ApiError | None = None
     raw_sha256: str | None = None
 

@@ -40,7 +40,7 @@ class Method:
     # (file_ids) is this bot's and usable, checked without a recipient, so that
     # createBroadcast refuses a bad payload even with no member to try it on.
     check_references: Callable | None = None
-    # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1 (DECISIONS §9).
+    # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1.
     test_tool: bool = False
 
     @cached_property

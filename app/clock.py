@@ -1,4 +1,4 @@
-"""The service clock (DECISIONS §9): the one source of every time the service
+"""The service clock: the one source of every time the service
 shows or keeps.
 
 Service time is the machine's wall clock plus an offset of whole seconds that

@@ -1,5 +1,5 @@
 """Settings: every BOTSVC_* variable the service reads, read and checked here
-once (DECISIONS §7), and documented in the README's Settings table (a test
+once, and documented in the README's Settings table (a test
 checks that it names every variable read here).
 
 Every setting has a default that runs a local installation with no settings
@@ -158,7 +158,7 @@ class Settings:
     # certifi's bundle (a CI receiver with its own CA); None: certifi alone.
     webhook_ca_bundle: str | None = None
     # Free bytes under the data dir below which /readyz reports the disk and
-    # uploads are refused early (DECISIONS §8).
+    # uploads are refused early.
     min_free_bytes: int = 268435456
     # Bearer token of GET /metrics besides the admin token; None: admin only.
     metrics_token: str | None = field(default=None, repr=False)
@@ -167,7 +167,8 @@ class Settings:
     # Counting for GET /metrics (BOTSVC_METRICS=0: nothing counted, /metrics is
     # 404; the baseline of scripts/bench api).
     metrics_enabled: bool = True
-    # The testing tools of DECISIONS §9 (reset, advanceClock, injectFault, ...).
+    # The testing tools that would wreck a real installation (reset, advanceClock,
+    # injectFault, clearFaults).
     test_tools: bool = False
     # Days of chat history kept (messages older are removed by a job); 0 keeps it forever.
     history_retention_days: int = 0

@@ -1,7 +1,8 @@
 """SQLite access: connections and the one transaction helper (the migration
 runner is app/migrations.py).
 
-Rules this module enforces (PITFALLS.md, "SQLite under several workers"):
+Rules this module enforces, so that several worker processes share one
+database file without "database is locked" failures or lost writes:
 connections are opened in autocommit mode (``isolation_level=None``) and every
 write unit starts with ``BEGIN IMMEDIATE``, so a writer waits on the busy
 timeout instead of failing at once; per-connection pragmas are set on every

@@ -1,6 +1,6 @@
 """The disk under the data dir: how much is free, and a full one told apart.
 
-A full disk is a failure like a missing tool (DECISIONS §8): the request that
+The contract makes a full disk a failure like a missing tool: the request that
 cannot write answers 503 STORAGE_FULL, nothing is left half-written, and the
 service goes on serving reads and recovers by itself once space is free. This
 module is the one place that reads the free space and decides that an error

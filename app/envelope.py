@@ -70,7 +70,7 @@ def http_exception_response(exc: HTTPException) -> Response:
 def internal_error_response(exc: Exception) -> Response:
     if disk.is_disk_full(exc, current_app.config["SETTINGS"].data_dir):
         # A write the disk could not take, wherever it was (the upload's
-        # quarantine copy, a stored file, the database): DECISIONS §8.
+        # quarantine copy, a stored file, the database): as the contract says.
         log.warning("the disk is full: %s refused with STORAGE_FULL", request.path)
         return error_response(disk.storage_full())
     # The traceback goes to the server log only; the client learns nothing of it.

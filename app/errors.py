@@ -26,7 +26,7 @@ class ErrorCode(StrEnum):
     WEBHOOK_ACTIVE = "WEBHOOK_ACTIVE"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
-    # The request's own head and pace (README "The connection"): beyond SPEC.md.
+    # The request's own head and pace (docs/connection.md): beyond the contract's codes.
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     URI_TOO_LONG = "URI_TOO_LONG"
     HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
@@ -34,8 +34,8 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     PLATFORM_DISABLED = "PLATFORM_DISABLED"
     DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
-    STORAGE_FULL = "STORAGE_FULL"        # DECISIONS §8: the disk cannot take the write
-    NOT_READY = "NOT_READY"              # DECISIONS §8: /readyz when database or disk fails
+    STORAGE_FULL = "STORAGE_FULL"        # the disk cannot take the write
+    NOT_READY = "NOT_READY"              # /readyz when database or disk fails
     CSRF_FAILED = "CSRF_FAILED"          # the sandbox: a change without the page's CSRF token
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
@@ -46,7 +46,7 @@ class ErrorCode(StrEnum):
 
 class Reason(StrEnum):
     """``parameters.reason`` of an INVALID_PARAMETER: which policy refused the
-    value (DECISIONS §4), a stable snake_case word. One list for the document
+    value, a stable snake_case word. One list for the document
     and the code; ``media_rejected`` refuses any other word."""
     # The media pipeline (app/media/README.md says when each applies) and quota.
     UNSUPPORTED_TYPE = "unsupported_type"
@@ -73,7 +73,7 @@ class Reason(StrEnum):
     TEXT_TOO_LARGE = "text_too_large"
     ACTIVE_MARKUP = "active_markup"
     QUOTA_EXCEEDED = "quota_exceeded"
-    # setWebhook's url (README "Webhooks").
+    # setWebhook's url (docs/webhooks.md).
     CONTROL_CHARACTERS = "control_characters"
     TOO_LONG = "too_long"
     MALFORMED = "malformed"
@@ -139,7 +139,7 @@ class ApiError(Exception):
 
     def headers(self) -> dict[str, str]:
         # Every answer that tells the client when to come back says it in the
-        # header too (RATE_LIMITED, a running Idempotency-Key): DECISIONS §4.
+        # header too (RATE_LIMITED, a running Idempotency-Key), as the contract says.
         if "retry_after" in self.parameters:
             return {"Retry-After": str(self.parameters["retry_after"])}
         return {}
@@ -177,7 +177,7 @@ class MethodNotAllowed(ApiError):
 
 
 def invalid(field: str, description: str, **extra) -> ApiError:
-    """INVALID_PARAMETER naming the offending field, as DECISIONS §4 requires."""
+    """INVALID_PARAMETER naming the offending field, as the contract requires."""
     return ApiError(ErrorCode.INVALID_PARAMETER, description, field=field, **extra)
 
 

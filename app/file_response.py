@@ -1,5 +1,5 @@
 """A stored file as an HTTP answer, for the download route and the sandbox:
-``flask.send_file`` with the headers DECISIONS §5 fixes.
+``flask.send_file`` with the headers the contract fixes.
 
 werkzeug does the conditional part (one byte range as 206, If-Range against
 the ETag, streaming from the open file); what is ours is the contract's:
@@ -25,6 +25,8 @@ from app.errors import ApiError, ErrorCode
 # becomes "_" in the fallback (filename* carries the real name).
 _FALLBACK_UNSAFE = re.compile(r'[^\x20-\x7e]|["\\%]')
 _ATTR_CHAR_EXTRA = "!#$&+^`|"  # RFC 5987 attr-char beyond what quote() keeps
+_CACHE_VALIDATORS = ("HTTP_IF_NONE_MATCH", "HTTP_IF_MODIFIED_SINCE", "HTTP_IF_MATCH",
+                     "HTTP_IF_UNMODIFIED_SINCE")
 # A suffix range: the last N bytes (1000 digits keeps int() far below Python's
 # conversion limit; werkzeug refuses longer numbers itself).
 _SUFFIX_RANGE = re.compile(r"^[ \t]*bytes[ \t]*=[ \t]*-[ \t]*([0-9]{1,1000})[ \t]*\Z", re.IGNORECASE)
@@ -54,6 +56,10 @@ def content_disposition(file_name: str) -> str:
 def file_response(row: sqlite3.Row, data_dir: str) -> Response:
     """The bytes of the stored file ``row`` (a ``files`` row), streamed."""
     path = storage_path(data_dir, row["storage_name"])
+    # The contract's answers are 200, 206 and 416; a cache's validators would
+    # have werkzeug answer 304 or 412. The ETag serves If-Range only.
+    for validator in _CACHE_VALIDATORS:
+        request.environ.pop(validator, None)
     wanted = request.headers.get("Range")
     if wanted is not None:
         size = os.path.getsize(path)
@@ -69,6 +75,7 @@ def file_response(row: sqlite3.Row, data_dir: str) -> Response:
                              download_name=row["file_name"], conditional=True, max_age=None)
     except RequestedRangeNotSatisfiable as unsatisfiable:
         raise RangeNotSatisfiable(unsatisfiable.length) from None
+    del response.headers["Last-Modified"]   # a date If-Range then sends the whole file
     response.headers.update({
         "Content-Type": row["mime_type"],   # as stored: send_file would add a charset
         "X-Content-Type-Options": "nosniff",

@@ -16,7 +16,7 @@
   in the kernel are always taken, whatever the clock says: a request that
   waited for a busy worker is not the client's fault. A thread is still held
   while a client is slow within these bounds; a reverse proxy that buffers
-  whole requests (nginx, Caddy) holds none (README "The connection").
+  whole requests (nginx, Caddy) holds none (docs/connection.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Idempotency-Key handling (SPEC "Idempotency", DECISIONS §5).
+"""Idempotency-Key handling.
 
 Keys are scoped to one bot and kept 24 hours. The fingerprint is the method
 plus the canonical form of the parsed request. Stored and replayed: every 2xx

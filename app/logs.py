@@ -1,4 +1,4 @@
-"""Request ids and the log (DECISIONS §8).
+"""Request ids and the log.
 
 Every response of every route carries ``X-Request-Id``: the client's own when
 it matches ``^[A-Za-z0-9._:-]{1,128}$``, else a new random one. Each request

@@ -1,4 +1,4 @@
-"""Prometheus metrics (DECISIONS §8): the families, and the small functions
+"""Prometheus metrics: the families, and the small functions
 the choke points call to count. ``GET /metrics`` is app/routes/metrics.py.
 
 Under gunicorn every worker counts into its own memory-mapped files in

@@ -1,4 +1,4 @@
-"""The one pagination helper (SPEC "Pagination"): ``limit`` 1 to 100, default
+"""The one pagination helper: ``limit`` 1 to 100, default
 100 (the request fields are LimitField and CursorField in app/validation.py); an
 opaque ``cursor`` that is omitted on the first request and echoed from
 the previous ``next_cursor`` afterwards; ``next_cursor`` is null at the end.

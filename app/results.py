@@ -1,5 +1,5 @@
-"""What the methods answer: marshmallow schemas of the resources (SPEC
-"Resources and their fields", DECISIONS §2-3 and §6), named by the catalogue
+"""What the methods answer: marshmallow schemas of the resources the contract
+defines, and of the operator API's answers, named by the catalogue
 entries as their ``result``. They describe; the domain renders. The suite
 checks every answer against them through the OpenAPI document, so a field
 the domain adds or drops without changing them here fails a test.
@@ -183,7 +183,7 @@ class RecipientsPage(Result):
     next_cursor = NextCursor()
 
 
-# -- the operator API (DECISIONS §6) ---------------------------------------------
+# -- the operator API -----------------------------------------------------------
 
 class CreatedBot(Result):
     bot = fields.Nested(Bot, required=True)
@@ -224,7 +224,7 @@ class UserChat(Result):
     callback_answers = ListOf(CallbackAnswer, required=True)
 
 
-# -- the testing tools (DECISIONS §9) --------------------------------------------
+# -- the testing tools ----------------------------------------------------------
 
 class ClockReading(Result):
     now = fields.Integer(required=True, metadata={"description": "the service's clock, Unix seconds"})

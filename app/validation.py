@@ -2,7 +2,7 @@
 errors into the contract's INVALID_PARAMETER with ``parameters.field``.
 
 Method schemas (in the group modules, beside their handlers) are built from
-these fields, so each rule of SPEC.md is written once: the byte-length
+these fields, so each rule of the contract is written once: the byte-length
 validator, the identifiers, captions, keyboards, cards, pagination. The
 OpenAPI document reads the same fields (``app/openapi/fields.py``).
 
@@ -122,7 +122,7 @@ class StrictSchema(Schema):
 
 def ChatId(**kwargs) -> Str:
     """A chat_id: any non-empty string, however long; a string that is not one
-    of the bot's chats is CHAT_NOT_FOUND (DECISIONS §4), whatever its shape."""
+    of the bot's chats is CHAT_NOT_FOUND (the contract), whatever its shape."""
     kwargs.setdefault("metadata", {"description": "a chat_id this bot received (vc_ and 40 "
                                                   "hex digits); any other string is "
                                                   "CHAT_NOT_FOUND"})
@@ -195,7 +195,7 @@ def MediaType(**kwargs) -> Str:
     return OneOf(MEDIA_TYPES, **kwargs)
 
 
-# Inline keyboards (SPEC "reply_markup"). The field validates to the letter and
+# Inline keyboards (reply_markup). The field validates to the letter and
 # loads the keyboard as it is stored and echoed: empty rows dropped, and a
 # keyboard with no button left is None, which removes the buttons. Errors name
 # ``reply_markup`` with the exact path (reply_markup.inline_keyboard.0.1.text).
@@ -276,7 +276,7 @@ class ReplyMarkup(fields.Nested):
         return stored_keyboard(super()._deserialize(value, attr, data, **kwargs))
 
 
-# Cards (SPEC "Card"): sendCard, editMessageCard and broadcasts of sendCard.
+# Cards: sendCard, editMessageCard and broadcasts of sendCard.
 CARD_TYPES = ("info", "product", "status", "receipt")
 MAX_CARD_FIELDS = 12
 
@@ -300,7 +300,7 @@ def Card(**kwargs) -> fields.Nested:
     return fields.Nested(CardSchema, **kwargs)
 
 
-# -- pagination (SPEC "Pagination"; app/pagination.py reads the cursors) --------------
+# -- pagination (app/pagination.py reads the cursors) ---------------------------------
 
 DEFAULT_LIMIT = MAX_LIMIT = 100
 

@@ -23,7 +23,7 @@ import threading
 from app.errors import ApiError, ErrorCode
 
 DRAIN_MAX_BYTES = 16 * 1024 * 1024
-# The request head the service takes (README "The connection"): what nginx
+# The request head the service takes (docs/connection.md): what nginx
 # and Apache pass by default. gunicorn's own limits (app/gunicorn_conf.py) are
 # set far above, so that these answer in the envelope.
 REQUEST_LINE_MAX_BYTES = 8190

@@ -1,4 +1,4 @@
--- The testing tools (DECISIONS §9): the service clock's offset, injected
+-- The testing tools: the service clock's offset, injected
 -- faults and the record of webhook delivery attempts.
 BEGIN;
 

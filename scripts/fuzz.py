@@ -11,7 +11,7 @@ a call without credentials that is not refused.
     scripts/fuzz                      # 200 examples per operation, a random seed
     scripts/fuzz --max-examples 50 --seed 7
 
-The suite runs a bounded, seeded pass (tests/test_fuzz.py).
+The suite runs a bounded, seeded pass (tests/openapi/test_fuzz.py).
 """
 from __future__ import annotations
 

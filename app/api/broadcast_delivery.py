@@ -13,7 +13,7 @@ Why it does not starve interactive requests: a batch is small (a few ms of
 lock), and after each batch the worker pauses at least as long as the batch
 held the lock, so a waiting request gets its turn.
 
-The shared send rate (SPEC: 20/s per bot, broadcasts included): deliveries
+The shared send rate (the contract's 20/s per bot, broadcasts included): deliveries
 take tokens from the bot's SEND bucket, but only the tokens above a reserve
 of a quarter of the burst (at least one, when the burst allows). The bot's own
 sendMessage calls may use the reserve, so a large broadcast slows down to the

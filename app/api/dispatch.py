@@ -1,4 +1,4 @@
-"""The /v2 request pipeline, in the order DECISIONS §5 fixes:
+"""The /v2 request pipeline, in the order the contract fixes:
 platform, token, bot disabled, idempotency replay, rate limits, validation,
 execution. Validation is *computed* before the write transaction (it needs no
 lock) but *applied* in its place in that order, so an invalid request still
@@ -52,11 +52,11 @@ def call_method(name: str) -> Response:
     bot = authenticate_bot(conn, bearer_token(environ.get("HTTP_AUTHORIZATION")))
     g.bot_id = bot.id
     if bot.has_faults:
-        faults.intercept(conn, bot.id, name)   # DECISIONS §9: right after the token
+        faults.intercept(conn, bot.id, name)   # the contract: right after the token
     if bot.disabled:
         raise bot_disabled()
     if method.file_fields and is_form_request(req):
-        # Before a byte of the body lands in the quarantine (DECISIONS §8).
+        # Before a byte of the body lands in the quarantine.
         disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
     body = parse_body(req, settings.upload_max_bytes)
     call = Call(conn, settings, bot, name, files=body.files)

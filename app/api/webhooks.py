@@ -1,5 +1,4 @@
-"""Webhooks: setWebhook, deleteWebhook, getWebhookInfo (SPEC Updates rules 3 to
-6). A webhook and polling exclude each other: while one is set, getUpdates
+"""Webhooks: setWebhook, deleteWebhook, getWebhookInfo. A webhook and polling exclude each other: while one is set, getUpdates
 answers WEBHOOK_ACTIVE."""
 from __future__ import annotations
 

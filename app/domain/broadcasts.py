@@ -5,7 +5,7 @@ change of recipient states happens in one transaction with the matching
 change of the counters (and, for deliveries, with the message itself), so
 ``queued + sent + failed + cancelled = total`` in every committed state.
 
-Statuses (DECISIONS §2): a broadcast is ``queued`` until the first recipient
+Statuses (the contract's): a broadcast is ``queued`` until the first recipient
 reaches a final state, then ``running``; ``completed`` once every recipient is
 final, or ``cancelled`` by cancelBroadcast. A broadcast created with no
 recipient at all is ``completed`` at once.

@@ -1,4 +1,4 @@
-"""Editing and deleting the bot's own messages (SPEC.md "Editing and deleting").
+"""Editing and deleting the bot's own messages.
 
 The checks are separate functions so every edit method (text, card, reply
 markup here; caption and media in the media group) applies them the same way:
@@ -43,7 +43,7 @@ def require_type(row: sqlite3.Row, types: tuple[str, ...], method: str,
 
 
 def check_markup_allowed(row: sqlite3.Row, reply_markup) -> None:
-    """A media group has no buttons in this version (SPEC.md Sending rule 5)."""
+    """A media group has no buttons in this version of the contract."""
     if row["media_group_id"] is not None and reply_markup not in (None, UNCHANGED):
         raise invalid("reply_markup", "Messages of a media group cannot have buttons")
 

@@ -1,4 +1,4 @@
-"""Injected faults (DECISIONS §9 injectFault, clearFaults): failures on demand,
+"""Injected faults (injectFault, clearFaults): failures on demand,
 so a bot's own tests can see it back off on 429, survive a 500 or a slow
 answer.
 

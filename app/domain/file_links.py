@@ -1,4 +1,4 @@
-"""Signed download links (DECISIONS §5): a bearer capability for one file,
+"""Signed download links: a bearer capability for one file,
 valid one hour.
 
 ``{base_url}/download.php?id=FILE_ID&exp=UNIX&sig=HEX`` where sig is

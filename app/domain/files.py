@@ -26,7 +26,7 @@ from app.media import MediaConfig, ProcessedFile, process_upload
 log = logging.getLogger(__name__)
 
 STORAGE_NAME = re.compile(r"^[a-f0-9]{32}\Z")
-# What a Message's ``media`` object shows of a file (DECISIONS §3).
+# What a Message's ``media`` object shows of a file (the contract's shape).
 MEDIA_METADATA = ("width", "height", "duration")
 
 
@@ -163,7 +163,7 @@ def find_clean_file(conn: sqlite3.Connection, bot_id: int | None,
 def require_clean_file(conn: sqlite3.Connection, bot_id: int, file_id: str,
                        field: str, path: str | None = None) -> sqlite3.Row:
     """A clean file this bot owns; anything else is INVALID_PARAMETER naming
-    ``field`` (DECISIONS §4), with the same answer for unknown and unowned ids.
+    ``field``, with the same answer for unknown and unowned ids.
     ``path`` names the place inside ``field`` (``media.2.media``)."""
     row = find_clean_file(conn, bot_id, file_id)
     if row is None:
@@ -174,7 +174,7 @@ def require_clean_file(conn: sqlite3.Connection, bot_id: int, file_id: str,
 
 
 def render_file(row: sqlite3.Row) -> dict:
-    """The File resource (SPEC "File"): its fields, then its metadata."""
+    """The File resource: its fields, then its metadata."""
     file = {"file_id": row["file_id"], "kind": row["kind"], "mime_type": row["mime_type"],
             "file_name": row["file_name"], "file_size": row["file_size"],
             "sha256": row["sha256"]}
@@ -184,7 +184,7 @@ def render_file(row: sqlite3.Row) -> dict:
 
 
 def media_of(row: sqlite3.Row) -> dict:
-    """A Message's ``media`` object (DECISIONS §3) for this file."""
+    """A Message's ``media`` object for this file."""
     media = {"file_id": row["file_id"], "kind": row["kind"], "mime_type": row["mime_type"],
              "file_size": row["file_size"], "file_name": row["file_name"]}
     metadata = json.loads(row["metadata"])

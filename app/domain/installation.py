@@ -1,4 +1,4 @@
-"""``reset`` (DECISIONS §9): the installation empty again, while it runs.
+"""``reset``: the installation empty again, while it runs.
 
 Everything goes in one write transaction, so a request or a job sees either
 the whole installation or none of it; the stored files are removed after the

@@ -2,7 +2,7 @@
 their broadcasts), media groups, caption and media edits, and the simulated
 user's media messages.
 
-Which file kinds each message type takes (SPEC Sending rule 3, DECISIONS §2):
+Which file kinds each message type takes (the contract's sending rules):
 photo takes photos; voice and audio take audio; video takes ordinary video;
 animation takes the MP4s made from GIFs; document takes any clean file. A
 file of another kind is INVALID_PARAMETER with reason ``type_mismatch``.
@@ -90,7 +90,7 @@ def send_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, f
 def send_media_group(conn: sqlite3.Connection, bot_id: int, chat_id: str,
                      items: list[dict]) -> list[dict]:
     """2 to 10 photos and videos as one album: one message each, one shared
-    ``media_group_id``, no buttons and no reply (SPEC Sending rule 5). All or
+    ``media_group_id``, no buttons and no reply (the contract's rule). All or
     nothing: any bad item fails the whole call."""
     chat = require_active_chat(conn, bot_id, chat_id)
     found = []

@@ -30,7 +30,7 @@ def next_message_id(conn: sqlite3.Connection, bot_id: int) -> int:
 
 
 def render(row: sqlite3.Row | dict, chat_id: str) -> dict:
-    """A Message as DECISIONS §3 shapes it; absent optional fields are omitted."""
+    """A Message as the contract shapes it; absent optional fields are omitted."""
     message = {"message_id": row["message_id"], "chat": {"id": chat_id, "type": "private"},
                "date": row["date"], "type": row["type"], "from_bot": bool(row["from_bot"])}
     content = json.loads(row["content"]) if isinstance(row["content"], str) else row["content"]

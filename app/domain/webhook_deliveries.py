@@ -1,4 +1,4 @@
-"""The record of webhook delivery attempts (DECISIONS §9, getWebhookDeliveries).
+"""The record of webhook delivery attempts (getWebhookDeliveries).
 
 Each attempt is recorded when it finishes, in the transaction that records
 its outcome on the bot's webhook, and kept 24 hours of service time. The

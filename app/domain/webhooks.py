@@ -1,5 +1,5 @@
 """A bot's webhook: its configuration, the delivery state of its queue, and the
-atomic claims the delivery worker makes on it (SPEC Updates, DECISIONS §5).
+atomic claims the delivery worker makes on it.
 
 Per bot, updates go out one at a time in update_id order: only the queue head
 (the lowest pending update_id younger than 24 hours) is ever delivered, and the

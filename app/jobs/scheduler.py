@@ -1,8 +1,8 @@
 """This process's scheduler: an APScheduler thread that only ticks the listed
 jobs (``schedule.JOBS``), and ``wake`` to run one at once.
 
-Every gunicorn worker runs one, with every job (PITFALLS.md: the database is
-the queue, each pass claims its rows atomically), so nothing here is shared
+Every gunicorn worker runs one, with every job (the database is the queue,
+each pass claims its rows atomically), so nothing here is shared
 between processes.
 """
 from __future__ import annotations

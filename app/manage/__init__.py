@@ -1,3 +1,3 @@
-"""The operator API (DECISIONS §6): the bot manager and simulated users."""
+"""The operator API: the bot manager and simulated users."""
 from app.manage import methods, testing  # noqa: F401
 from app.manage.dispatch import bp  # noqa: F401

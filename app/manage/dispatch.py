@@ -34,7 +34,7 @@ def operator_method(name: str, schema: Schema | None = None, *, result=None,
                     errors: tuple[ErrorCode, ...] = (), summary: str = "",
                     test_tool: bool = False):
     """Register an operator method; its handler takes ``(conn, params)``.
-    A ``test_tool`` exists only with BOTSVC_TEST_TOOLS=1 (DECISIONS §9)."""
+    A ``test_tool`` exists only with BOTSVC_TEST_TOOLS=1."""
     return OPERATOR_METHODS.register(name, schema, result=result, errors=errors,
                                      summary=summary, test_tool=test_tool)
 

@@ -1,4 +1,4 @@
-"""The testing tools (DECISIONS §9) as operator methods. getClock and
+"""The testing tools as operator methods. getClock and
 getWebhookDeliveries are always there; the rest exist only with
 BOTSVC_TEST_TOOLS=1 (``test_tool=True``), since they would wreck a real
 installation."""

@@ -1,4 +1,4 @@
-"""The contract as a document (DECISIONS §10): ``GET /openapi.json``,
+"""The contract as a document: ``GET /openapi.json``,
 generated from the method catalogue (document.py), and ``GET /docs``, a page
 of it made with the Swagger UI files vendored in static/ (with their
 licence), served by the service itself under a CSP that allows only 'self'.

@@ -1,5 +1,5 @@
 """The OpenAPI 3.1 document, generated from the method catalogue
-(DECISIONS §10): every /v2 method, every /manage/v1 method, then the routes
+as the contract asks: every /v2 method, every /manage/v1 method, then the routes
 described in routes.py. Request and result schemas come from the very
 marshmallow schemas that validate and describe the methods; the failure
 answers of each operation list the error codes that operation can give,
@@ -27,7 +27,7 @@ CONTRACT_VERSION = "2.0.0"
 IDEMPOTENCY_KEY = "IdempotencyKey"  # the parameter component, by name
 JSON = "application/json"
 MULTIPART = "multipart/form-data"
-# Answers an Idempotency-Key may replay (DECISIONS §5: 2xx and 4xx but 401, 409, 429).
+# Answers an Idempotency-Key may replay (the contract: 2xx and 4xx but 401, 409, 429).
 REPLAYABLE = ("200", "400", "403", "404", "413")
 
 DESCRIPTION = """\
@@ -52,11 +52,11 @@ Text limits count UTF-8 bytes: JSON Schema counts characters, so each byte
 limit is stated in its field's description (and bounds `maxLength`).
 `Idempotency-Key` replays a stored answer with `Idempotent-Replayed: true`;
 RATE_LIMITED answers carry `Retry-After`. Every response carries
-`X-Request-Id` (DECISIONS §8).
+`X-Request-Id`.
 """
 
 
-# The /v2 method groups (their modules in app/api/), in the order of SPEC.md.
+# The /v2 method groups (their modules in app/api/), in the contract's order.
 GROUPS = {
     "identity": "The bot and its chats. Reading a membership never grants permission to send.",
     "updates": "Short polling for updates (there is no long polling).",

@@ -1,7 +1,7 @@
 """The document's shared parts (the failure envelope, security schemes,
 headers) and the routes that are not catalogue methods, as data: the
-download route (SPEC "Download route", README) and the installation's own
-routes (DECISIONS §8, described here exactly as that section fixes them).
+download route and the installation's own routes (described here exactly as
+the contract fixes them).
 """
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from app.errors import ErrorCode
 
 JSON = "application/json"
 FAILURE_REF = {"$ref": "#/components/schemas/Failure"}
-OPERATOR_TAG = {"name": "operator", "description": "The operator API (DECISIONS §6): the "
+OPERATOR_TAG = {"name": "operator", "description": "The operator API: the "
                 "bot manager and simulated users. The `botsvc` command runs the same methods."}
-INSTALLATION_TAG = {"name": "installation", "description": "The installation's own routes "
-                    "(DECISIONS §8): health, readiness, metrics and this document."}
+INSTALLATION_TAG = {"name": "installation", "description": "The installation's own routes: "
+                    "health, readiness, metrics and this document."}
 
 SECURITY_SCHEMES = {
     "bot": {"type": "http", "scheme": "bearer", "description": "A bot token, `<bot id>:<43 "
@@ -32,7 +32,7 @@ IDEMPOTENCY_KEY = {
 REQUEST_ID_HEADER = {
     "required": True, "schema": {"type": "string", "pattern": ecma(KEY)},
     "description": "The request's own X-Request-Id when it matches the pattern, else a new "
-                   "random one (DECISIONS §8); the request's log lines carry it."}
+                   "random one; the request's log lines carry it."}
 REQUEST_ID_REF = {"$ref": "#/components/headers/RequestId"}
 REPLAYED_HEADER = {"description": "`true` on a replayed answer",
                    "schema": {"type": "string", "const": "true"}}
@@ -168,7 +168,7 @@ def _download(method: str) -> dict:
         "responses": answers}
 
 
-# -- the installation's routes (DECISIONS §8) -------------------------------------
+# -- the installation's routes -------------------------------------------------
 
 CHECK_RESULT = {"type": "string", "description": "`ok` or a snake_case reason"}
 CHECKS = {"type": "object", "required": ["database", "media", "disk"],

@@ -1,5 +1,5 @@
-"""The installation's own HTTP routes beside the two APIs: the download route
-(SPEC "Download route"), /healthz and /readyz, and /metrics (DECISIONS §8).
+"""The installation's own HTTP routes beside the two APIs: the download route,
+/healthz and /readyz, and /metrics.
 One module each; each is a blueprint the factory registers."""
 from app.routes import download, health, metrics
 

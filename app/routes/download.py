@@ -1,6 +1,6 @@
 """GET and HEAD {base_url}/download.php: a file's bytes, for its bot.
 
-Two ways in (SPEC "Download route", DECISIONS §4-5):
+Two ways in, as the contract fixes them:
 - bearer: ``Authorization: Bearer <bot token>`` and ``?file_id=``; a file of
   another bot is FILE_NOT_FOUND, exactly like an unknown one;
 - signed: ``?id=&exp=&sig=`` as getFile returned it; the bot is the file's

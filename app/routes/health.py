@@ -1,4 +1,4 @@
-"""Liveness and readiness (DECISIONS §8): ``GET /healthz`` and ``GET /readyz``.
+"""Liveness and readiness: ``GET /healthz`` and ``GET /readyz``.
 
 Readiness is a list of checks, each a function of the settings and the media
 configuration that answers ``"ok"`` or a snake_case reason (never a path, a

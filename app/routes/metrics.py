@@ -1,4 +1,4 @@
-"""GET /metrics (DECISIONS §8): what every worker counted (app/metrics.py),
+"""GET /metrics: what every worker counted (app/metrics.py),
 and gauges read at scrape time: pending updates, the database's size, free
 disk, and each background job's health. 404 unless a metrics or admin token
 is set; every token is compared, so the time taken tells nothing about which

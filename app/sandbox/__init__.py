@@ -1,4 +1,4 @@
-"""The sandbox: the messenger in a browser (DECISIONS §11).
+"""The sandbox: the messenger in a browser.
 
 ``/sandbox/`` exists only while an admin token is configured; otherwise each
 of its paths answers exactly as an unknown path does. A person signs in with

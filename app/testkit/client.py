@@ -165,7 +165,7 @@ class OperatorClient:
                                   "type": type},
                 files={"file": (os.path.basename(path), fh)})
 
-    # -- testing tools (DECISIONS §9) ------------------------------------------
+    # -- testing tools ----------------------------------------------------------
     def get_clock(self) -> Clock:
         return Clock(**self.call("getClock"))
 

@@ -1,4 +1,4 @@
-"""The webhook delivery worker (SPEC Events "Webhook delivery", DECISIONS §5).
+"""The webhook delivery worker.
 
 A pass of the job ``deliver_due_webhooks`` (ticked every second in every
 process, and woken at once in the process that records an update) claims the

@@ -1,4 +1,4 @@
-"""The webhook secret_token (SPEC Updates rule 5, Authentication rule 6).
+"""The webhook secret_token.
 
 The token travels in exactly one place: the ``X-Platform-Bot-Secret-Token``
 header of each delivery. It is never put in a URL, a log line, an error

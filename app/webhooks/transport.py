@@ -1,6 +1,6 @@
 """One webhook delivery attempt over a pinned, verified connection.
 
-Per attempt (SPEC Events "Webhook delivery", DECISIONS §5):
+Per attempt:
 - the stored URL is parsed again and its name resolved again; every answer
   must pass the address rule, otherwise nothing is contacted (a name that
   answered 93.184.216.34 at setWebhook and 127.0.0.1 now is refused);

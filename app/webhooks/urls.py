@@ -1,4 +1,4 @@
-"""setWebhook's ``url`` rules (SPEC Updates rule 4, DECISIONS §7).
+"""setWebhook's ``url`` rules.
 
 A webhook URL is HTTPS to a public DNS name on port 443, without credentials
 or fragment, and every address the name resolves to is publicly routable.

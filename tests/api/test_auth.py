@@ -1,5 +1,5 @@
-"""Bearer tokens, the two switches and the order of checks (SPEC
-"Authentication", DECISIONS §1, §4, §5, §6)."""
+"""Bearer tokens, the two switches and the order of checks
+the contract fixes: platform, token, bot disabled, then the rest."""
 from __future__ import annotations
 
 import glob

@@ -1,5 +1,5 @@
 """The /v2 envelope: dispatch, HTTP methods, JSON bodies, size limit, strict
-parameters and exact types (SPEC "Conventions", DECISIONS §4)."""
+parameters and exact types."""
 from __future__ import annotations
 
 import io
@@ -210,7 +210,7 @@ def test_failure_bodies_contain_no_trace_or_path(bot, app):
 
 
 def test_a_too_large_body_is_refused(bot):
-    # What the connection does after it: tests/test_wire.py, over real HTTP.
+    # What the connection does after it: tests/infra/test_wire.py, over real HTTP.
     response = bot.raw("getMe", b"{}" + b" " * (1024 * 1024))
     assert_failure(response, 413, "REQUEST_TOO_LARGE")
 
@@ -223,3 +223,27 @@ def test_deeply_nested_form_values_are_invalid_not_a_crash(bot, chat, method, fi
     data = {field: value, **({"chat_id": chat.chat_id, "text": "x"} if method == "sendMessage"
                              else {})}
     assert_invalid(bot.call(method, data=data), field)
+
+
+@pytest.mark.parametrize("params, path", [
+    ({"reply_markup": {"inline_keyboard": None}}, "reply_markup.inline_keyboard"),
+    ({"reply_markup": {"inline_keyboard": [[{"text": "a", "url": None}]]}},
+     "reply_markup.inline_keyboard.0.0.url"),
+])
+def test_null_is_refused_where_it_stands_by_its_path(bot, chat, params, path):
+    refused = assert_invalid(bot.call("sendMessage", {"chat_id": chat.chat_id, "text": "x",
+                                                      **params}), "reply_markup")
+    assert refused["parameters"]["path"] == path
+    assert refused["description"] == f"{path}: must not be null"
+
+
+def test_a_null_cursor_is_the_first_page_but_not_in_a_form(bot, chat):
+    # The one parameter null is taken for (docs/api.md): clients often send it.
+    first_page = bot.ok("getSubscribers", cursor=None)
+    assert [member["chat_id"] for member in first_page["subscribers"]] == [chat.chat_id]
+    assert first_page["next_cursor"] is None
+    # A form value is text: "null" is not a cursor the service issued.
+    assert_invalid(bot.call("getSubscribers", data={"cursor": "null"},
+                            content_type="application/x-www-form-urlencoded"), "cursor")
+    assert_invalid(bot.call("getSubscribers", data={"limit": "null"},
+                            content_type="application/x-www-form-urlencoded"), "limit")

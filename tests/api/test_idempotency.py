@@ -1,4 +1,4 @@
-"""Idempotency-Key on every method (SPEC "Idempotency", DECISIONS §5)."""
+"""Idempotency-Key on every method."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""getMe, getChat, getChatMember (SPEC "Identity", DECISIONS §2, §3, §4)."""
+"""getMe, getChat, getChatMember."""
 from __future__ import annotations
 
 import re

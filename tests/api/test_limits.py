@@ -1,5 +1,4 @@
-"""Per-bot rate limits: GCRA in SQLite, and the 429 contract over HTTP
-(SPEC "Limits", DECISIONS §4, §5, §7)."""
+"""Per-bot rate limits: GCRA in SQLite, and the 429 contract over HTTP."""
 from __future__ import annotations
 
 import math

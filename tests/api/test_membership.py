@@ -1,5 +1,4 @@
-"""The membership state machine and the updates it produces (SPEC "States and
-transitions", "Events"; DECISIONS §3, §4)."""
+"""The membership state machine and the updates it produces."""
 from __future__ import annotations
 
 import time

@@ -1,5 +1,5 @@
-"""getUpdates: short polling, offset, limit, timeout, retention (SPEC
-"Updates", DECISIONS §5), and the shared per-bot message_id sequence."""
+"""getUpdates: short polling, offset, limit, timeout, retention,
+and the shared per-bot message_id sequence."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """sendMessage: text limits in bytes, parse_mode, replies, transports and the
-result shape (SPEC "Sending", DECISIONS §3, §4)."""
+result shape."""
 from __future__ import annotations
 
 import time

@@ -1,5 +1,5 @@
 """SQLite: pragmas, BEGIN IMMEDIATE, migrations exactly once, nothing at
-import time (issue 2 "Storage", PITFALLS "SQLite under several workers")."""
+import time: what lets several worker processes share one database file."""
 from __future__ import annotations
 
 import multiprocessing

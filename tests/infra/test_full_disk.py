@@ -1,4 +1,4 @@
-"""A full disk (DECISIONS §8, README "A full disk"): on a real 8 MiB tmpfs,
+"""A full disk (docs/storage.md "A full disk"): on a real 8 MiB tmpfs,
 against the real server (scripts/server, 2 workers) over HTTP, with the
 default rate limits. Writes answer 503 STORAGE_FULL with nothing half-written,
 reads go on, uploads are refused before their body is read, and the service

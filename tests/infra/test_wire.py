@@ -113,7 +113,7 @@ def test_an_unauthorized_upload_leaves_the_connection_usable(server, session):
         assert answer.status_code == 200, answer.text
 
 
-# -- the request head (README "The connection") ------------------------------------
+# -- the request head (docs/connection.md) ----------------------------------------
 
 def raw_exchange(server, head: bytes) -> tuple[int, dict, dict | bytes]:
     """Send ``head`` (a request without a body) and read the one answer."""

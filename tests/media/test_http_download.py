@@ -1,5 +1,5 @@
 """GET and HEAD /download.php: bearer and signed modes, refusals in the
-contract's envelope, the headers of DECISIONS §5, single byte ranges."""
+contract's envelope, the headers the contract fixes, single byte ranges."""
 from __future__ import annotations
 
 import hashlib
@@ -238,3 +238,14 @@ def test_the_file_is_streamed_not_read_whole(bot):
         chunks = list(response.response)
         assert len(chunks) > 10 and max(len(chunk) for chunk in chunks) <= 64 * 1024
         assert b"".join(chunks) == expected
+
+
+def test_cache_validators_change_nothing_the_answers_are_200_206_416(bot, text_file):
+    etag = f'"{text_file["sha256"]}"'
+    for headers in ({"If-None-Match": etag}, {"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"},
+                    {"If-Match": '"other"'}, {"If-Unmodified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"}):
+        whole = bearer_get(bot, text_file["file_id"], headers=headers)
+        assert (whole.status_code, whole.data) == (200, TEXT), headers
+        assert "Last-Modified" not in whole.headers
+        part = bearer_get(bot, text_file["file_id"], headers={**headers, "Range": "bytes=0-9"})
+        assert (part.status_code, part.data) == (206, TEXT[:10]), headers

@@ -1,8 +1,8 @@
-"""GET /openapi.json and GET /docs (DECISIONS §10): the document is valid
+"""GET /openapi.json and GET /docs: the document is valid
 OpenAPI 3.1, made from the catalogue (every method of both surfaces, with
 its request and result schemas and error codes), and its page loads nothing
 from outside the service. That every answer conforms is checked by the test
-client of the whole suite (tests/conformance.py), tested here too."""
+client of the whole suite (tests/support/conformance.py), tested here too."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""botsvc backup / restore (DECISIONS §8): a backup taken from a real server
+"""botsvc backup / restore: a backup taken from a real server
 (scripts/server, 2 workers) in the middle of a load of sends, user messages
 and uploads is a consistent snapshot; restored into a new data dir, a server
 started on it serves the same bots (tokens valid), chats, messages, pending

@@ -1,7 +1,7 @@
-"""The installation's own routes in process (DECISIONS §8): /healthz, /readyz
+"""The installation's own routes in process: /healthz, /readyz
 and its checks, /metrics (auth, families, label values, the choke points'
 counts) and X-Request-Id on every route. Counts live in this process here,
-so each test compares before and after; tests/test_observability_server.py
+so each test compares before and after; tests/ops/test_observability_server.py
 checks the same over HTTP against 2 gunicorn workers."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tests.support.conformance import document
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_failure
 
 METRICS_TOKEN = "metrics-token-for-tests"
-FAMILIES = {  # DECISIONS §8: every family and its labels
+FAMILIES = {  # the contract: every family and its labels
     "botsvc_api_requests_total": {"method", "code"},
     "botsvc_api_request_duration_seconds": {"method"},
     "botsvc_updates_pending": set(),

@@ -1,5 +1,5 @@
 """Health, metrics and logs over real HTTP against scripts/server with 2
-gunicorn workers (DECISIONS §8): calls counted exactly once whichever worker
+gunicorn workers: calls counted exactly once whichever worker
 served them, label values from fixed sets only, readiness turning 503 when
 the database file becomes read-only and degraded without ffmpeg, each start
 counting from zero, request ids

@@ -1,4 +1,4 @@
-"""The operator API /manage/v1 (DECISIONS §6, except userClickButton) and the
+"""The operator API /manage/v1 (all but userClickButton) and the
 same operations as ``botsvc`` commands."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Every answer the service gives conforms to its OpenAPI document
-(DECISIONS §10): the test client of every app the suite makes checks each
+"""Every answer the service gives conforms to its OpenAPI document:
+the test client of every app the suite makes checks each
 response to a documented operation against the document, so the whole
 suite (every method, success and failure alike) doubles as a conformance
 test. A response that breaks the document fails the test that caused it.

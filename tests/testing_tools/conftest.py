@@ -1,4 +1,4 @@
-"""The testing tools (DECISIONS §9) switched on, as BOTSVC_TEST_TOOLS=1 does."""
+"""The testing tools switched on, as BOTSVC_TEST_TOOLS=1 does."""
 from __future__ import annotations
 
 from types import SimpleNamespace

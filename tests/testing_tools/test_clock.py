@@ -1,4 +1,4 @@
-"""getClock and advanceClock (DECISIONS §9): one service clock with a shared
+"""getClock and advanceClock: one service clock with a shared
 offset, followed by every date, retention and rate window."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""injectFault and clearFaults (DECISIONS §9): the bot's next calls of a
+"""injectFault and clearFaults: the bot's next calls of a
 method held and failed on demand, checked right after the token, taking no
 rate and stored under no Idempotency-Key."""
 from __future__ import annotations

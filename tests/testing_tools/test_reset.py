@@ -1,4 +1,4 @@
-"""reset (DECISIONS §9): the installation empty again, in one transaction,
+"""reset: the installation empty again, in one transaction,
 the stored files too; settings and the signing key stay; ids go on."""
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from app.webhooks.addresses import (
 
 # (address, label or None when public)
 TABLE = [
-    # PITFALLS: ipaddress.is_global says True for these, we must not.
+    # ipaddress.is_global says True for these (a known trap); we must refuse them.
     ("224.1.2.3", "multicast"),
     ("ff02::1", "multicast"),
     ("fec0::1", "site-local"),

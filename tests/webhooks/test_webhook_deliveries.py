@@ -1,4 +1,4 @@
-"""getWebhookDeliveries (DECISIONS §9): every delivery attempt recorded when
+"""getWebhookDeliveries: every delivery attempt recorded when
 it finishes, newest first, paginated, kept 24 hours; always available."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Webhook attempts in /metrics (DECISIONS §8): each attempt counted once,
+"""Webhook attempts in /metrics: each attempt counted once,
 ``delivered`` or ``failed``, after its outcome is recorded."""
 import pytest
 

@@ -109,8 +109,8 @@ class RequestContext(logging.Filter):
     """Adds the request's fields to every record (None outside a request)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if getattr(record, "botsvc_context", False):
-            return True   # the access line: its fields are set already
+        if record.__dict__.pop("botsvc_context", False):
+            return True   # the access line: its fields are set (the mark goes: no field)
         for name in CONTEXT_FIELDS:
             setattr(record, name, None)
         if has_request_context():

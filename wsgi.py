@@ -1,12 +1,10 @@
-"""The gunicorn entry point: ``gunicorn -c app/gunicorn_conf.py wsgi:app``.
+"""A checkout's gunicorn entry point: ``gunicorn -c app/gunicorn_conf.py wsgi:app``.
+``botsvc serve`` (the one way to start) names ``app.factory:worker_app()``
+itself; this file only keeps that older command line working.
 
 Imported in each worker after the fork (no --preload), so every worker opens
 its own database connections and starts its own scheduler thread.
 """
-from app import logs
-from app.config import Settings
-from app.factory import create_app
+from app.factory import worker_app
 
-settings = Settings.from_env()
-logs.configure(settings.log_format)
-app = create_app(settings, start_worker=True)
+app = worker_app()

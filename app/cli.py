@@ -17,7 +17,7 @@ import os
 import sqlite3
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import click
 from flask import Flask
@@ -30,7 +30,14 @@ from app.db import get_db
 from app.errors import ApiError
 from app.factory import create_app
 from app.manage.dispatch import OPERATOR_METHODS, execute
-from app.media import MediaConfig, check_dependencies
+from app.media import (
+    OFFLINE_DATABASE_DIR,
+    MediaConfig,
+    build_test_signature_db,
+    check_dependencies,
+    needs_offline_database,
+)
+from app.media.signatures import SYSTEM_DATABASE
 from app.migrations import DatabaseNewerThanCode, migrate
 from app.openapi import document_text
 from app.validation import FilePart, UploadedFile
@@ -60,13 +67,19 @@ def main() -> None:
     pass
 
 
-@main.command(help="Apply pending database migrations.")
-def migrate_db() -> None:
-    settings = Settings.from_env()
+def _migrate_at_start(settings: Settings) -> int:
+    """Room to open the database on a full disk (with a warning), then migrate."""
     free, _ = disk.make_room_to_start(settings.data_dir)
     version = _migrate(settings.db_path)
     if free is not None:
         click.echo(f"botsvc: {disk.full_disk_warning(free)}", err=True)
+    return version
+
+
+@main.command(help="Apply pending database migrations.")
+def migrate_db() -> None:
+    settings = Settings.from_env()
+    version = _migrate_at_start(settings)
     click.echo(f"schema version {version} at {settings.db_path}")
 
 
@@ -125,6 +138,65 @@ def check_media():
     except ApiError as error:
         _fail(error)
     click.echo("media tools and scanner: OK")
+
+
+# -- serving ----------------------------------------------------------------------
+
+# gunicorn's settings and each worker's app, both found in the installed
+# package (no path into a checkout): ``python:`` loads a config module by name.
+GUNICORN_CONFIG = "python:app.gunicorn_conf"
+WORKER_APP = "app.factory:worker_app()"
+NO_SIGNATURES_BANNER = """\
+########################################################################
+## WARNING: NO REAL VIRUS SIGNATURES.
+## No ClamAV database in {system}, so uploads are scanned with a
+## minimal test database ({path})
+## that detects ONLY the EICAR test file and protects against nothing real.
+## Run 'freshclam' (as root) to install the official signatures and
+## restart, or point BOTSVC_CLAMAV_DB (or BOTSVC_CLAMD_SOCKET) elsewhere.
+########################################################################"""
+MEDIA_BANNER = """\
+########################################################################
+## WARNING: the media tools or the virus scanner do not work (see above).
+## Uploads and direct media sends fail with 503 DEPENDENCY_UNAVAILABLE
+## until this is fixed; everything else works.
+########################################################################"""
+
+
+def _offline_signatures(settings: Settings, env: dict[str, str]) -> Settings:
+    """Without clamd, a named database or the system's signatures (an offline
+    machine where freshclam never ran), scan with the test database, written
+    into the data dir, and say so loudly. A disk too full to write it leaves
+    the scanner failing closed (uploads 503), not the start failing."""
+    if not needs_offline_database(settings.clamd_socket, settings.clamav_db):
+        return settings
+    path = os.path.join(settings.data_dir, OFFLINE_DATABASE_DIR)
+    try:
+        build_test_signature_db(path)
+    except OSError:
+        _say("WARNING: could not write the test signature database (is the disk full?)")
+    env["BOTSVC_CLAMAV_DB"] = path
+    click.echo(NO_SIGNATURES_BANNER.format(system=SYSTEM_DATABASE, path=path), err=True)
+    return replace(settings, clamav_db=path)
+
+
+@main.command("serve", help="Serve: apply migrations, check the media tools, then run gunicorn "
+              "(BOTSVC_BIND, BOTSVC_WORKERS workers of BOTSVC_THREADS threads, each with its "
+              "background jobs). Settings come from the environment.")
+def serve() -> None:
+    env = dict(os.environ)
+    settings = _offline_signatures(Settings.from_env(env, secret=False), env)
+    _migrate_at_start(settings)
+    try:
+        check_dependencies(MediaConfig.from_settings(settings))
+    except ApiError as error:
+        click.echo(json.dumps(error.body(), ensure_ascii=False), err=True)
+        click.echo(MEDIA_BANNER, err=True)
+    _say(f"serving on http://{settings.bind} (data in {settings.data_dir})")
+    argv = [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONFIG, WORKER_APP]
+    # gunicorn takes this process's place (and pid): a service manager's
+    # signals reach its master directly.
+    os.execve(sys.executable, argv, env)
 
 
 @main.command("openapi", help="Print the OpenAPI document, as GET /openapi.json serves it.")

@@ -30,6 +30,8 @@ SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 MEDIA_TYPES = ("photo", "voice", "video", "audio", "document", "animation")
 # File.kind.
 FILE_KINDS = ("photo", "video", "animation", "audio", "document")
+# parse_mode: only plain text is supported.
+PARSE_MODES = ("plain",)
 
 
 def ecma(pattern: re.Pattern | str) -> str:

@@ -88,6 +88,11 @@ class Reason(StrEnum):
     NON_PUBLIC_ADDRESS = "non_public_address"
 
 
+# The words an upload can be refused with: the first group of ``Reason``
+# (the media pipeline's policies and the quota).
+UPLOAD_REASONS: tuple[Reason, ...] = tuple(Reason)[:list(Reason).index(Reason.CONTROL_CHARACTERS)]
+
+
 _HTTP_STATUS = {
     ErrorCode.INVALID_PARAMETER: 400,
     ErrorCode.INVALID_JSON: 400,

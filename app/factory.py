@@ -1,5 +1,5 @@
 """The application factory: ``create_app(settings)`` builds the Flask app of
-one process (gunicorn's worker imports it through wsgi.py; tests call it
+one process (each gunicorn worker through ``worker_app``; tests call it
 directly): the database migrated, the routes registered, and with
 ``start_worker=True`` this process's background scheduler."""
 from __future__ import annotations
@@ -18,15 +18,18 @@ from app import (
     clock,
     disk,
     jobs,
+    limits,
     logs,
     maintenance,  # noqa: F401  (registers the clean-up jobs' actions)
     manage,
+    media,
     metrics,
     openapi,
     routes,
     sandbox,
     wire,
 )
+from app.api.registry import METHODS
 from app.body import BotsvcRequest
 from app.config import Settings
 from app.db import connect, release_db
@@ -42,6 +45,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     settings = settings or Settings.from_env()
     metrics.activate(counting=settings.metrics_enabled)
     metrics.reserve_value_files()
+    metrics.count_from_zero(METHODS, limits.BUCKETS, media.TOOLS)
     app = BotsvcFlask(__name__, static_folder=None)   # the blueprints serve their own
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
@@ -91,6 +95,15 @@ class BotsvcFlask(Flask):
         if synced is None:
             synced = self._synced[func] = super().ensure_sync(func)
         return synced
+
+
+def worker_app() -> Flask:
+    """What each gunicorn worker serves (``botsvc serve``; wsgi.py in a
+    checkout): the settings from the environment, the log in their format,
+    and this worker's own background scheduler."""
+    settings = Settings.from_env()
+    logs.configure(settings.log_format)
+    return create_app(settings, start_worker=True)
 
 
 def _sent_too_slowly(_exc):

@@ -1,4 +1,5 @@
-"""gunicorn settings for scripts/server (and scripts/bench's bare endpoint)."""
+"""gunicorn settings for `botsvc serve` (and scripts/bench's bare endpoint),
+loaded from the installed package by name: `gunicorn -c python:app.gunicorn_conf`."""
 import sys
 
 from app import metrics

@@ -23,6 +23,7 @@ API = "api"
 SEND = "send"
 UPLOAD = "upload"
 BROADCAST = "broadcast"
+BUCKETS = (API, SEND, UPLOAD, BROADCAST)
 
 
 @dataclass(frozen=True)

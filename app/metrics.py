@@ -12,7 +12,9 @@ CLI) the values simply live in the process.
 prometheus_client chooses where values live when it is imported, from
 PROMETHEUS_MULTIPROC_DIR. ``activate`` checks that choice again after the
 variable is set, so the order of imports never matters. Every family here
-has labels, so no value exists before the first count in a worker.
+has labels, so a value would exist only after its first count; each process
+makes the known ones at zero when it starts (``count_from_zero``), so that
+a dashboard or an alert reads 0 from the first scrape, not "no data".
 
 Label values are fixed words of the code (method names from the catalogue,
 error codes, reasons, tool names): never a token, a chat_id, a file_id or
@@ -28,7 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, mmap_dict, 
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from app import disk
-from app.errors import ApiError
+from app.errors import UPLOAD_REASONS, ApiError, ErrorCode
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -54,6 +56,13 @@ MEDIA_TOOL_DURATION = Histogram("botsvc_media_tool_duration_seconds", "Runs of e
                                 "tools (ffmpeg, ffprobe, clamav, ...)", ["tool"], registry=OWN,
                                 buckets=(.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300,
                                          900))
+
+
+WEBHOOK_RESULTS = ("delivered", "failed")
+BROADCAST_STATUSES = ("sent", "failed", "cancelled")
+# clean, each reason word, and the codes the pipeline fails closed with.
+UPLOAD_RESULTS = ("clean", *UPLOAD_REASONS, *(code.value.lower() for code in (
+    ErrorCode.DEPENDENCY_UNAVAILABLE, ErrorCode.STORAGE_FULL)))
 
 
 # -- what the choke points call ----------------------------------------------------
@@ -89,6 +98,13 @@ def _child(family, *labels: str):
     return child
 
 
+def entry_size(key: str) -> int:
+    """Bytes one value takes in a value file, as prometheus_client packs it:
+    the key's length, the key padded to 8 bytes, the value and its timestamp."""
+    encoded = key.encode("utf-8")
+    return 4 + len(encoded) + (8 - (len(encoded) + 4) % 8) + 16
+
+
 class _AllocatedMmapedDict(mmap_dict.MmapedDict):
     """prometheus_client's file of one worker's values, with its blocks
     allocated before they are mapped. Its own file is sparse: on a full disk
@@ -108,8 +124,7 @@ class _AllocatedMmapedDict(mmap_dict.MmapedDict):
         super().__init__(filename, read_mode)
 
     def _init_value(self, key):
-        encoded = key.encode("utf-8")
-        size = 4 + len(encoded) + (8 - (len(encoded) + 4) % 8) + 16   # as the parent packs it
+        size = entry_size(key)
         capacity = self._capacity
         while self._used + size > capacity:
             capacity *= 2
@@ -133,7 +148,7 @@ def rate_limited(bucket: str) -> None:
 
 def webhook_attempt(delivered: bool) -> None:
     if _counting:
-        _child(WEBHOOK_DELIVERIES, "delivered" if delivered else "failed").inc()
+        _child(WEBHOOK_DELIVERIES, WEBHOOK_RESULTS[0] if delivered else WEBHOOK_RESULTS[1]).inc()
 
 
 def broadcast_recipients(status: str, count: int = 1) -> None:
@@ -154,6 +169,25 @@ def upload_refused(error: ApiError) -> None:
 def media_tool(tool: str, seconds: float) -> None:
     if _counting:
         _child(MEDIA_TOOL_DURATION, tool).observe(seconds)
+
+
+def count_from_zero(api_methods, rate_buckets, media_tools) -> None:
+    """Every family with its known label values, at zero, in this process
+    (in its value files under gunicorn), as Prometheus' instrumentation
+    guidance asks: the /v2 methods with code ``ok``, each outcome of webhook
+    deliveries, broadcast recipients and uploads, each rate-limit bucket and
+    each media tool. Once per process: the children are kept (``_child``),
+    so the counting functions find them made."""
+    if not _counting:
+        return
+    for method in api_methods:
+        _child(API_REQUESTS, method, "ok")
+        _child(API_DURATION, method)
+    for family, known in ((RATE_LIMITED, rate_buckets), (WEBHOOK_DELIVERIES, WEBHOOK_RESULTS),
+                          (BROADCAST_RECIPIENTS, BROADCAST_STATUSES), (UPLOADS, UPLOAD_RESULTS),
+                          (MEDIA_TOOL_DURATION, media_tools)):
+        for value in known:
+            _child(family, value)
 
 
 # -- processes ---------------------------------------------------------------------

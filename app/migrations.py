@@ -1,6 +1,8 @@
 """The migration runner: plain SQL files applied once, in order, by name.
 
-The files are ``migrations/NNNN_name.sql`` at the top of the checkout. Each
+The files are ``migrations/NNNN_name.sql`` at the top of the repository;
+the build ships them inside the package (``app/sql_migrations/``, setup.py),
+where an installed botsvc finds them. Each
 carries its own ``BEGIN ... COMMIT`` (``executescript`` commits any open
 transaction first, so a file cannot share one with the runner) and sets
 ``PRAGMA user_version`` to its number inside it.
@@ -18,7 +20,9 @@ from app.db import connect, transaction
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "migrations")
+PACKAGED_DIR = os.path.join(os.path.dirname(__file__), "sql_migrations")   # a wheel
+CHECKOUT_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "migrations")
+MIGRATIONS_DIR = PACKAGED_DIR if os.path.isdir(PACKAGED_DIR) else CHECKOUT_DIR
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _COMMIT = "COMMIT;"

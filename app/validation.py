@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from app.contract import FILE_ID, MEDIA_TYPES
+from app.contract import FILE_ID, MEDIA_TYPES, PARSE_MODES
 from app.domain.keyboards import stored_keyboard
 from app.errors import ApiError, ErrorCode, invalid
 
@@ -180,7 +180,8 @@ class FilePart(fields.Field):
 # -- message content -----------------------------------------------------------------
 
 def ParseMode(**kwargs) -> Str:
-    return Str(validate=[validate.OneOf(["plain"], error="only 'plain' is supported")], **kwargs)
+    return Str(validate=[validate.OneOf(PARSE_MODES, error="only 'plain' is supported")],
+               **kwargs)
 
 
 def Caption(**kwargs) -> Str:
@@ -233,8 +234,12 @@ class ButtonSchema(StrictSchema):
     callback_data = Text(min_bytes=1, max_bytes=CALLBACK_DATA_MAX_BYTES)
     copy_text = Text(min_bytes=1, max_bytes=256)
 
-    # exactly_one_action, as JSON Schema (for the document).
-    JSON_SCHEMA = {"oneOf": [{"required": [action]} for action in BUTTON_ACTIONS]}
+    # exactly_one_action, as JSON Schema (for the document): text is required
+    # and nothing else is allowed, so two properties are text and one action.
+    # (Not a oneOf of ``required`` lists: client generators read that as a
+    # union of three empty types and lose the button's fields.)
+    JSON_SCHEMA = {"minProperties": 2, "maxProperties": 2,
+                   "description": f"text and exactly one of {', '.join(BUTTON_ACTIONS)}"}
 
     @validates_schema(skip_on_field_errors=True)
     def exactly_one_action(self, data, **kwargs):

@@ -14,7 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.support.server_process import ROOT, running_server
+from tests.support.paths import REPO
+from tests.support.servers import running_server
 from tests.webhooks.support import Receiver, statuses
 
 PARTS: dict = {}
@@ -123,8 +124,8 @@ def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
     served by its own scripts/server)."""
     from scripts.bench_percall import baseline_server_argv
 
-    bare_argv = [sys.executable, "-m", "gunicorn", "-c", os.path.join(ROOT, "app",
-                 "gunicorn_conf.py"), "--chdir", os.path.join(ROOT, "scripts"), "bench_bare:app"]
+    bare_argv = [sys.executable, "-m", "gunicorn", "-c", "python:app.gunicorn_conf",
+                 "--chdir", str(REPO / "scripts"), "bench_bare:app"]
     for name in ("bare", "svc", "plain", "baseline"):
         (tmp / name).mkdir()
     with running_server(tmp / "bare", argv=bare_argv, **NO_LIMITS) as bare, \
@@ -188,7 +189,7 @@ def _counting_seconds(directory: Path, calls: int = 20000) -> float:
             "for _ in range(n): metrics.api_request('sendMessage', 'ok', 0.004)\n"
             "print((time.perf_counter() - started) / n)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT,
+                         check=True, cwd=REPO,
                          env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(directory)})
     return float(out.stdout.strip())
 

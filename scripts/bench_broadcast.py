@@ -23,7 +23,7 @@ from pathlib import Path
 import requests
 
 from tests.support.members import add_members
-from tests.support.server_process import ServerProcess
+from tests.support.servers import suite_server
 
 
 def send_messages(base_url: str, token: str, chat_ids: list[str], threads: int) -> float:
@@ -99,7 +99,7 @@ def main() -> None:
 
 def run(tmp: Path, members: int = 10000, threads: int = 4) -> None:
     """The broadcast part of scripts/bench."""
-    server = ServerProcess(Path(tmp) / "data").start()
+    server = suite_server(Path(tmp) / "data").start()
     try:
         created = requests.post(f"{server.base_url}/manage/v1/createBot",
                                 json={"username": "benchbroadcastbot"},

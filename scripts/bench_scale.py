@@ -22,7 +22,7 @@ import requests
 from app.pagination import ScopedIntCursor
 from scripts import scale_data
 from scripts.scale_data import MEASURED_BOT, PENDING_BOT, Shape, token
-from tests.support.server_process import ServerProcess
+from tests.support.servers import suite_server
 
 DEFAULT_SIZES = "1e4,1e6"
 CACHE = Path(__file__).resolve().parent.parent / ".bench-cache"
@@ -45,7 +45,7 @@ def sizes_from(text: str | None) -> list[int]:
 class Session:
     """One client of one server: a bot's calls, the operator's, the sandbox's."""
 
-    def __init__(self, server: ServerProcess):
+    def __init__(self, server):
         self.server, self.http = server, requests.Session()
         self.base = server.base_url
 
@@ -170,7 +170,7 @@ class Size:
         shutil.copyfile(cached, self.db_path)
         scale_data.refresh(str(self.db_path))
         self.database_bytes = os.path.getsize(self.db_path)
-        self.server = ServerProcess(self.data_dir, BOTSVC_TEST_TOOLS=1, **NO_LIMITS)
+        self.server = suite_server(self.data_dir, BOTSVC_TEST_TOOLS=1, **NO_LIMITS)
 
     def start(self) -> float:
         started = time.perf_counter()

@@ -16,7 +16,7 @@ from pathlib import Path
 import requests
 
 from app.testkit.client import BotApi, OperatorClient
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 
 def timed(fn) -> float:

@@ -23,9 +23,11 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from tests.support.server_process import ROOT, ServerProcess, running_server
+from app.testkit.server import LocalServer
+from tests.support.paths import REPO
+from tests.support.servers import running_server
 
-SCHEMATHESIS = os.path.join(ROOT, ".venv", "bin", "schemathesis")
+SCHEMATHESIS = os.path.join(REPO, ".venv", "bin", "schemathesis")
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",
           "response_headers_conformance", "response_schema_conformance",
           "negative_data_rejection", "unsupported_method", "missing_required_header",
@@ -43,7 +45,7 @@ BOT_SURFACE = Surface("/v2 and the download route", r"^/(v2/|download\.php$)")
 OPERATOR_SURFACE = Surface("/manage/v1", r"^/manage/v1/")
 
 
-def bot_token(server: ServerProcess) -> str:
+def bot_token(server: LocalServer) -> str:
     """A bot with one member, so the bot's surface has a real chat."""
     created = server.operator("createBot", username="fuzzing_bot")
     user = server.operator("createUser")["user_id"]
@@ -51,7 +53,7 @@ def bot_token(server: ServerProcess) -> str:
     return created["token"]
 
 
-def run_schemathesis(server: ServerProcess, surface: Surface, token: str, *,
+def run_schemathesis(server: LocalServer, surface: Surface, token: str, *,
                      max_examples: int, seed: int, work_dir: str,
                      ) -> subprocess.CompletedProcess:
     command = [SCHEMATHESIS, "--no-color", "run", f"{server.base_url}/openapi.json",
@@ -66,7 +68,7 @@ def run_schemathesis(server: ServerProcess, surface: Surface, token: str, *,
                           env={**os.environ, "NO_COLOR": "1"})
 
 
-def fuzz(server: ServerProcess, *, max_examples: int, seed: int, work_dir: str
+def fuzz(server: LocalServer, *, max_examples: int, seed: int, work_dir: str
          ) -> list[tuple[Surface, subprocess.CompletedProcess]]:
     runs = [(BOT_SURFACE, bot_token(server)), (OPERATOR_SURFACE, server.admin_token)]
     return [(surface, run_schemathesis(server, surface, token, max_examples=max_examples,

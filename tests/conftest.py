@@ -27,7 +27,6 @@ from app.migrations import migrate
 from app.testkit.server import LocalServer
 from tests.support.conformance import ConformingClient
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
-from tests.support.server_process import ServerProcess
 
 pytest_plugins = ["pytester"]   # the testing kit's plugin is tested with it
 _names = itertools.count(1)
@@ -68,8 +67,6 @@ def _slow_parts_only_where_marked():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(LocalServer, "start", guarded(LocalServer.start, "server",
                                                     "starts a real server"))
-        patch.setattr(ServerProcess, "start", guarded(ServerProcess.start, "server",
-                                                      "starts a real server"))
         patch.setattr(webdriver, "Chrome", guarded(webdriver.Chrome, "browser",
                                                    "starts a browser"))
         yield

@@ -1,6 +1,10 @@
-"""Start-up check that every tool the pipeline needs really works.
+"""The media tools' probe and the start-up check, one module for both.
 
-Each check runs the tool the way uploads will (same runner, same limits), so a
+``probe_tools`` is the light probe (/readyz asks it at most once a minute):
+each program starts (``-version``; clamscan would load its whole signature
+database for a scan) and the scanner has signatures or clamd answers.
+``check_dependencies`` (``botsvc check-media``, ``botsvc serve``) runs that
+probe, then each tool the way uploads will (same runner, same limits), so a
 missing encoder or an unloadable signature database is found at start, not
 at the first upload. Uploads still fail closed on their own if a tool breaks
 later.
@@ -18,6 +22,10 @@ from app.errors import ApiError, ErrorCode, dependency_unavailable
 from . import detect, scanner
 from .config import MediaConfig
 from .runner import run_tool, tool_failed
+from .signatures import SYSTEM_DATABASE, has_signatures
+
+OK = "ok"
+NO_SIGNATURES = "clamav_no_signatures"
 
 _ENCODERS = ("libx264", "aac", "libopus")
 _DEMUXERS = ("mov", "matroska", "mp3", "ogg", "wav", "flac", "gif")
@@ -31,11 +39,37 @@ def _listed(output: bytes, names: tuple[str, ...]) -> list[str]:
     return [name for name in names if name not in words]
 
 
+def _start_each_tool(config: MediaConfig, cwd: str) -> None:
+    """Each program starts; clamd, when configured, answers PING."""
+    programs = [([config.ffmpeg, "-hide_banner", "-version"], "ffmpeg"),
+                ([config.ffprobe, "-hide_banner", "-version"], "ffprobe")]
+    if not config.clamd_socket:
+        programs.append(([config.clamscan, "--version"], "clamav"))
+    for argv, dependency in programs:
+        result = run_tool(argv, dependency=dependency, cwd=cwd, timeout=config.probe_timeout,
+                          memory_bytes=config.tool_memory_bytes)
+        if result.returncode != 0:
+            raise tool_failed(dependency, result, "it does not run")
+    if config.clamd_socket:
+        scanner.ping_clamd(config)
+
+
+def _scanner_has_signatures(config: MediaConfig) -> bool:
+    return bool(config.clamd_socket) or has_signatures(config.clamav_db or SYSTEM_DATABASE)
+
+
+def probe_tools(config: MediaConfig) -> str:
+    """``ok``, or what is wrong as one snake_case word (``ffmpeg_unavailable``,
+    ``clamav_no_signatures``, ...): never a path or a version."""
+    os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
+    try:
+        _start_each_tool(config, config.work_dir)
+    except ApiError as error:
+        return f"{error.parameters.get('dependency', 'media')}_unavailable"
+    return OK if _scanner_has_signatures(config) else NO_SIGNATURES
+
+
 def _check_ffmpeg(config: MediaConfig, cwd: str) -> None:
-    probe = run_tool([config.ffprobe, "-hide_banner", "-version"], dependency="ffprobe", cwd=cwd,
-                     timeout=config.probe_timeout, memory_bytes=config.tool_memory_bytes)
-    if probe.returncode != 0:
-        raise tool_failed("ffprobe", probe, "it does not run")
     for option, wanted in (("-encoders", _ENCODERS), ("-demuxers", _DEMUXERS)):
         result = run_tool([config.ffmpeg, "-hide_banner", option], dependency="ffmpeg", cwd=cwd,
                           timeout=config.probe_timeout, memory_bytes=config.tool_memory_bytes)
@@ -57,8 +91,7 @@ def _check_python_parsers(config: MediaConfig, cwd: str) -> None:
 
 def _check_scanner(config: MediaConfig, cwd: str) -> None:
     if config.clamd_socket:
-        scanner.ping_clamd(config)
-        return
+        return   # answered PING in _start_each_tool
     with open(os.path.join(cwd, "clean.txt"), "w") as fh:
         fh.write("botsvc scanner check\n")
     # A real scan proves the program starts and its database loads.
@@ -75,6 +108,10 @@ def check_dependencies(config: MediaConfig) -> None:
     os.makedirs(config.work_dir, mode=0o700, exist_ok=True)
     cwd = tempfile.mkdtemp(prefix=owner.file_prefix("check"), dir=config.work_dir)
     try:
+        _start_each_tool(config, cwd)
+        if not _scanner_has_signatures(config):
+            raise dependency_unavailable("clamav", "ClamAV has no signature database (run "
+                                         "freshclam, or set BOTSVC_CLAMAV_DB)")
         _check_ffmpeg(config, cwd)
         _check_python_parsers(config, cwd)
         _check_scanner(config, cwd)

@@ -31,6 +31,10 @@ from app.errors import dependency_unavailable
 
 log = logging.getLogger("app.media")
 
+# Every ``dependency`` a tool runs under: the label values of
+# botsvc_media_tool_duration_seconds.
+TOOLS = ("ffmpeg", "ffprobe", "clamav", "pikepdf")
+
 # Tools see only this: no proxy variables, no LD_PRELOAD, no locale surprises.
 _CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 # prlimit and setpriv are part of the operating system (Debian's util-linux),

@@ -14,6 +14,35 @@ import os
 
 SIGNATURE_NAME = "Eicar-Test-Signature"
 DB_FILE = "botsvc-test.ndb"
+# Where Debian's freshclam keeps the official signatures, which clamscan
+# loads when it is given no --database.
+SYSTEM_DATABASE = "/var/lib/clamav"
+# The files clamscan loads from a database directory: the official
+# containers (.cvd, .cld, .cud) and the plain signature formats.
+SIGNATURE_SUFFIXES = (".cvd", ".cld", ".cud", ".ndb", ".hdb", ".hsb", ".ldb", ".mdb", ".msb",
+                      ".ndu", ".ldu", ".yar", ".yara")
+# The test database's directory under a data dir, for a start without signatures.
+OFFLINE_DATABASE_DIR = "clamav-test-db"
+
+
+def has_signatures(path: str) -> bool:
+    """Whether clamscan would find signatures in ``path`` (a database file or
+    directory). It loads them only to scan (seconds and over a GiB with the
+    official ones), so the files are looked for instead."""
+    if os.path.isfile(path):
+        return path.endswith(SIGNATURE_SUFFIXES)
+    try:
+        return any(name.endswith(SIGNATURE_SUFFIXES) for name in os.listdir(path))
+    except OSError:
+        return False
+
+
+def needs_offline_database(clamd_socket: str | None, clamav_db: str | None) -> bool:
+    """True when nothing gives the scanner signatures: no clamd (it loads its
+    own), no database named, and none where the system keeps them (an offline
+    machine where freshclam never ran). A start then scans with the test
+    database (``build_test_signature_db``) and says so loudly."""
+    return not clamd_socket and not clamav_db and not has_signatures(SYSTEM_DATABASE)
 
 
 def eicar_bytes() -> bytes:

@@ -3,10 +3,12 @@ as the contract asks: every /v2 method, every /manage/v1 method, then the routes
 described in routes.py. Request and result schemas come from the very
 marshmallow schemas that validate and describe the methods; the failure
 answers of each operation list the error codes that operation can give,
-grouped by HTTP status.
+grouped by HTTP status. Shaped for client generators too (routes.py,
+docs/openapi.md): one failure type, one success type per shared result.
 """
 from __future__ import annotations
 
+import json
 import warnings
 
 from apispec import APISpec
@@ -16,11 +18,13 @@ from apispec.ext.marshmallow.common import resolve_schema_cls
 from app.api.dispatch import PIPELINE_ERRORS
 from app.api.registry import METHODS
 from app.catalogue import Catalogue, Method
+from app.contract import FILE_KINDS, MEDIA_TYPES, PARSE_MODES
 from app.domain import faults
 from app.errors import ErrorCode, Reason
 from app.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
 from app.openapi import fields as field_rules
 from app.openapi import routes
+from app.results import MEMBERSHIP_STATUSES
 from app.validation import ButtonSchema, FilePart
 
 CONTRACT_VERSION = "2.0.0"
@@ -56,6 +60,11 @@ RATE_LIMITED answers carry `Retry-After`. Every response carries
 """
 
 
+# Value sets many fields share: each is one named component, so that a client
+# generator makes one enum of it rather than one per field.
+SHARED_ENUMS = {"ParseMode": PARSE_MODES, "MediaType": MEDIA_TYPES, "FileKind": FILE_KINDS,
+                "MembershipStatus": MEMBERSHIP_STATUSES}
+
 # The /v2 method groups (their modules in app/api/), in the contract's order.
 GROUPS = {
     "identity": "The bot and its chats. Reading a membership never grants permission to send.",
@@ -88,20 +97,21 @@ def build(base_url: str, test_tools: bool = False) -> dict:
     spec.components.schema("ErrorParameters", routes.error_parameters(
         reasons=[reason.value for reason in Reason]))
     spec.components.schema("Failure", routes.FAILURE)
+    spec.components.schema("NoParameters", routes.NO_PARAMETERS)
     spec.components.schema("Button", ButtonSchema.JSON_SCHEMA, schema=ButtonSchema)
     with warnings.catch_warnings():
         # Two schemas under one name would silently become "Name1": refuse it.
         warnings.simplefilter("error")
         for method in sorted(METHODS.values(), key=_group_order):
             spec.path(f"{METHODS.prefix}/{method.name}", operations={"post": _operation(
-                plugin, METHODS, method, "bot", api_errors, [method.group],
+                spec, plugin, METHODS, method, "bot", api_errors, [method.group],
                 [IDEMPOTENCY_KEY])})
         for method in OPERATOR_METHODS.values():
             if method.test_tool and not test_tools:
                 continue  # 404 METHOD_NOT_FOUND without the setting
             spec.path(f"{OPERATOR_METHODS.prefix}/{method.name}", operations={
-                "post": _operation(plugin, OPERATOR_METHODS, method, "admin", OPERATOR_ERRORS,
-                                   [routes.OPERATOR_TAG["name"]], [])})
+                "post": _operation(spec, plugin, OPERATOR_METHODS, method, "admin",
+                                   OPERATOR_ERRORS, [routes.OPERATOR_TAG["name"]], [])})
     for group in dict.fromkeys(method.group for method in sorted(METHODS.values(),
                                                                  key=_group_order)):
         spec.tag({"name": group, "description": GROUPS.get(group, "")})
@@ -110,14 +120,14 @@ def build(base_url: str, test_tools: bool = False) -> dict:
     for path, operations in routes.other_paths().items():
         spec.path(path, operations=operations)
     spec.components.header("RequestId", routes.REQUEST_ID_HEADER)
-    return routes.with_request_ids(spec.to_dict())
+    return routes.with_request_ids(_defaults_in_words(_with_shared_enums(spec.to_dict())))
 
 
-def _operation(plugin, catalogue: Catalogue, method: Method, security: str,
+def _operation(spec: APISpec, plugin, catalogue: Catalogue, method: Method, security: str,
                surface_errors: tuple[ErrorCode, ...], tags: list[str],
                parameters: list) -> dict:
     codes = [*surface_errors, *(code for code in method.errors if code not in surface_errors)]
-    responses = {"200": routes.success(_result_schema(plugin, method))}
+    responses = {"200": _success(spec, _result_schema(plugin, method))}
     responses.update(routes.failures(codes))
     for status in REPLAYABLE:
         if status in responses:
@@ -125,15 +135,29 @@ def _operation(plugin, catalogue: Catalogue, method: Method, security: str,
                 routes.REPLAYED_HEADER
     return {
         "operationId": method.name if catalogue is METHODS else f"manage_{method.name}",
-        "summary": method.summary, "tags": tags,
+        "summary": method.summary, "description": routes.failures_text(codes), "tags": tags,
         "security": [{security: []}], "parameters": parameters,
         "requestBody": _request_body(plugin, method),
         "responses": responses}
 
 
+def _success(spec: APISpec, result: dict) -> dict:
+    """The 200 answer: a shared ``Ok<Result>`` component when the result is
+    one many operations give, made the first time it is needed."""
+    shared = routes.shared_success(result)
+    if shared is None:
+        return routes.success(result)
+    name, envelope = shared
+    if name not in spec.components.schemas:
+        spec.components.schema(name, envelope)
+    return {"description": "Success", "content": {JSON: {"schema": {
+        "$ref": f"#/components/schemas/{name}"}}}}
+
+
 def _request_body(plugin, method: Method) -> dict:
     if method.schema is None:
-        return {"required": False, "content": {JSON: {"schema": routes.NO_PARAMETERS}}}
+        return {"required": False, "content": {JSON: {"schema": {
+            "$ref": "#/components/schemas/NoParameters"}}}}
     ref = plugin.converter.resolve_nested_schema(method.schema)
     file_fields = method.file_fields
     if not file_fields:
@@ -143,6 +167,25 @@ def _request_body(plugin, method: Method) -> dict:
     if not _needs_a_file_part(method, file_fields):
         content = {JSON: {"schema": ref}, **content}
     return {"required": True, "content": content}
+
+
+def _defaults_in_words(document: dict) -> dict:
+    """A request parameter's default is said in its description, not with
+    ``default``: generators (openapi-typescript's defaultNonNullable) take a
+    component's defaulted field as always present, true of an answer but
+    not of a request, where it may be left out (the service fills it in)."""
+    schemas = document["components"]["schemas"]
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for body in operation.get("requestBody", {}).get("content", {}).values():
+                schema = body["schema"]
+                if "$ref" in schema:
+                    schema = schemas[schema["$ref"].rsplit("/", 1)[1]]
+                for value in schema.get("properties", {}).values():
+                    if "default" in value:
+                        said = f"Default: {json.dumps(value.pop('default'))}."
+                        value["description"] = field_rules.joined(value, said)
+    return document
 
 
 def _multipart_schema(plugin, method: Method, file_fields: tuple[str, ...]) -> dict:
@@ -165,6 +208,31 @@ def _result_schema(plugin, method: Method) -> dict:
     if method.result is None:
         return {"description": "not described yet"}
     return plugin.converter.field2property(method.result)
+
+
+def _with_shared_enums(document: dict) -> dict:
+    """Each field whose values are one of SHARED_ENUMS refers to that
+    component (its own default and description kept beside the ``$ref``)."""
+    names = {tuple(values): name for name, values in SHARED_ENUMS.items()}
+
+    def share(node):
+        if isinstance(node, dict):
+            for value in node.get("properties", {}).values():
+                name = names.get(tuple(value.get("enum", ()))) if isinstance(value, dict) else None
+                if name and value.get("type") == "string":
+                    del value["enum"], value["type"]
+                    value["$ref"] = f"#/components/schemas/{name}"
+            for child in node.values():
+                share(child)
+        elif isinstance(node, list):
+            for child in node:
+                share(child)
+
+    share(document["paths"])
+    share(document["components"]["schemas"])
+    document["components"]["schemas"].update(
+        {name: {"type": "string", "enum": list(values)} for name, values in SHARED_ENUMS.items()})
+    return document
 
 
 def _schema_name(schema) -> str:

@@ -41,7 +41,7 @@ def byte_limits(self, field: fields.Field, ret: dict, **kwargs) -> dict:
         attributes["maxLength"] = high
         words.append(f"{'at' if words else 'At'} most {high} bytes of UTF-8 (counted in "
                      "bytes, not characters)")
-    return {**attributes, "description": _joined(ret, ", ".join(words) + ".")}
+    return {**attributes, "description": joined(ret, ", ".join(words) + ".")}
 
 
 def int64_bounds(self, field: fields.Field, ret: dict, **kwargs) -> dict:
@@ -53,12 +53,12 @@ def int64_bounds(self, field: fields.Field, ret: dict, **kwargs) -> dict:
 def file_references(self, field: fields.Field, ret: dict, **kwargs) -> dict:
     if isinstance(field, FilePart):
         return {"type": "string", "contentMediaType": "application/octet-stream",
-                "description": _joined(ret, "The file itself: a multipart/form-data file part.")}
+                "description": joined(ret, "The file itself: a multipart/form-data file part.")}
     if isinstance(field, FileId):
         also = (" In a multipart request, the file itself instead."
                 if isinstance(field, MediaInput) else "")
         return {"pattern": ecma(FILE_ID),
-                "description": _joined(ret, "A file_id of a clean file of this bot (48 "
+                "description": joined(ret, "A file_id of a clean file of this bot (48 "
                                             "lowercase hex); URLs and paths are not accepted."
                                        + also)}
     return {}
@@ -82,7 +82,7 @@ def install(converter) -> None:
         converter.add_attribute_function(function)
 
 
-def _joined(ret: dict, sentence: str) -> str:
+def joined(ret: dict, sentence: str) -> str:
     """The field's own description (its metadata), then the rule."""
     before = ret.get("description", "").rstrip()
     if not before:

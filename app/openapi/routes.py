@@ -2,6 +2,14 @@
 headers) and the routes that are not catalogue methods, as data: the
 download route and the installation's own routes (described here exactly as
 the contract fixes them).
+
+Written for client generators as well as for validators (docs/openapi.md):
+every failure answer is the one ``Failure`` component, narrowed to the
+operation's codes by keywords beside its ``$ref`` (OpenAPI 3.1 schemas are
+JSON Schema 2020-12, so validators apply both; generators keep the one
+type), and the codes are also said in the operation's description, which
+generators copy into their docstrings; a success of a shared result type is
+one ``Ok<Result>`` component.
 """
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ from app.errors import ErrorCode
 
 JSON = "application/json"
 FAILURE_REF = {"$ref": "#/components/schemas/Failure"}
+ERROR_CODES = "x-error-codes"   # each failure answer's codes, for tools that read them
 OPERATOR_TAG = {"name": "operator", "description": "The operator API: the "
                 "bot manager and simulated users. The `botsvc` command runs the same methods."}
 INSTALLATION_TAG = {"name": "installation", "description": "The installation's own routes: "
@@ -69,8 +78,10 @@ def error_parameters(reasons: list[str]) -> dict:
                 "retry_after": {"type": "integer", "minimum": 1,
                                 "description": "RATE_LIMITED and IDEMPOTENCY_CONFLICT: seconds"},
                 "in_progress": {"type": "boolean"},
-                "injected": {"const": True, "description": "the failure was asked for "
-                             "with injectFault (BOTSVC_TEST_TOOLS=1)"}}}
+                # A boolean, not a const: openapi-python-client 0.29 renders an
+                # optional const into Python that does not parse.
+                "injected": {"type": "boolean", "description": "`true`: the failure was "
+                             "asked for with injectFault (BOTSVC_TEST_TOOLS=1)"}}}
 
 
 def with_request_ids(document: dict) -> dict:
@@ -91,20 +102,48 @@ def success(result: dict) -> dict:
     return {"description": "Success", "content": {JSON: {"schema": ok_envelope(result)}}}
 
 
-def failures(codes) -> dict:
-    """The failure answers of an operation: one per HTTP status, each naming
-    the codes the operation can answer with it."""
+def shared_success(result: dict) -> tuple[str, dict] | None:
+    """(component name, envelope) for a result many operations share: one
+    ``$ref``'d type (``OkMessage``), a list of one (``OkMessageList``) or
+    ``true`` (``OkTrue``), so that a generator makes one type of each, not
+    one per operation. None for a result of its own."""
+    if "$ref" in result:
+        return f"Ok{result['$ref'].rsplit('/', 1)[1]}", ok_envelope(result)
+    if result.get("type") == "array" and "$ref" in result.get("items", {}):
+        return f"Ok{result['items']['$ref'].rsplit('/', 1)[1]}List", ok_envelope(result)
+    if result.get("const") is True:
+        return "OkTrue", ok_envelope(result)
+    return None
+
+
+def _codes_by_status(codes) -> dict[str, list[str]]:
     by_status: dict[str, list[str]] = {}
     for code in codes:
         by_status.setdefault(str(code.http_status), []).append(code.value)
+    return dict(sorted(by_status.items()))
+
+
+def failures(codes) -> dict:
+    """The failure answers of an operation: one per HTTP status, each the
+    ``Failure`` envelope narrowed to the codes the operation can answer
+    with it (``$ref`` with sibling keywords, not ``allOf``: a generator
+    keeps the one type instead of making one per answer)."""
     answers = {}
-    for status in sorted(by_status):
-        answer = {"description": ", ".join(by_status[status]), "content": {JSON: {"schema": {
-            "allOf": [FAILURE_REF, {"properties": {"error_code": {"enum": by_status[status]}}}]}}}}
+    for status, names in _codes_by_status(codes).items():
+        answer = {"description": ", ".join(names), ERROR_CODES: names,
+                  "content": {JSON: {"schema": {
+                      **FAILURE_REF, "properties": {"error_code": {"enum": names}}}}}}
         if status in HEADERS_OF_STATUS:
             answer["headers"] = dict(HEADERS_OF_STATUS[status])
         answers[status] = answer
     return answers
+
+
+def failures_text(codes) -> str:
+    """The codes by status as a sentence, for the operation's description."""
+    return "Fails with (HTTP status: error_code): " + "; ".join(
+        f"{status}: {', '.join(names)}" for status, names in _codes_by_status(codes).items()
+    ) + "."
 
 
 def _without_body(answers: dict) -> dict:

@@ -22,8 +22,7 @@ from app import disk
 from app.config import Settings
 from app.envelope import error_response, json_response, ok_body
 from app.errors import ApiError, ErrorCode
-from app.media import MediaConfig, scanner
-from app.media.runner import run_tool
+from app.media import MediaConfig, probe_tools
 from app.migrations import migration_files
 
 OK = "ok"
@@ -97,13 +96,14 @@ _media_lock = threading.Lock()
 
 
 def check_media(_settings: Settings, media: MediaConfig) -> str:
-    """ffmpeg, ffprobe and the scanner answer; the answer is kept for at most
-    a minute in this process, so probes never queue behind tool runs."""
+    """ffmpeg, ffprobe and the scanner answer (the media package's own probe,
+    which start-up checks run too); the answer is kept for at most a minute
+    in this process, so probes never queue behind tool runs."""
     with _media_lock:
         cached = _media_results.get(media)
         if cached is not None and time.monotonic() - cached[0] < MEDIA_CACHE_SECONDS:
             return cached[1]
-        result = _probe_media(media)
+        result = probe_tools(media)
         _media_results[media] = (time.monotonic(), result)
         return result
 
@@ -112,46 +112,6 @@ def forget_media_results() -> None:
     """Drop the cached media answers (tests that change the tools)."""
     with _media_lock:
         _media_results.clear()
-
-
-def _probe_media(media: MediaConfig) -> str:
-    # ``-version`` starts each program without loading anything heavy (clamscan
-    # would load its whole signature database for a scan); clamd is pinged.
-    probes = [([media.ffmpeg, "-hide_banner", "-version"], "ffmpeg"),
-              ([media.ffprobe, "-hide_banner", "-version"], "ffprobe")]
-    if not media.clamd_socket:
-        probes.append(([media.clamscan, "--version"], "clamav"))
-    os.makedirs(media.work_dir, mode=0o700, exist_ok=True)
-    try:
-        for argv, dependency in probes:
-            result = run_tool(argv, dependency=dependency, cwd=media.work_dir,
-                              timeout=media.probe_timeout,
-                              memory_bytes=media.tool_memory_bytes)
-            if result.returncode != 0:
-                return f"{dependency}_unavailable"
-        if media.clamd_socket:
-            scanner.ping_clamd(media)
-        elif not _has_signatures(media.clamav_db or SYSTEM_SIGNATURES):
-            return "clamav_no_signatures"
-    except ApiError as error:
-        return f"{error.parameters.get('dependency', 'media')}_unavailable"
-    return OK
-
-
-SYSTEM_SIGNATURES = "/var/lib/clamav"
-_SIGNATURE_FILES = (".cvd", ".cld", ".cud", ".ndb", ".hdb", ".hsb", ".ldb", ".mdb", ".msb",
-                    ".ndu", ".ldu", ".yar", ".yara")
-
-
-def _has_signatures(path: str) -> bool:
-    """clamscan loads its database only to scan (seconds and over a GiB with
-    the official one), so the probe looks for the files it would load."""
-    if os.path.isfile(path):
-        return path.endswith(_SIGNATURE_FILES)
-    try:
-        return any(name.endswith(_SIGNATURE_FILES) for name in os.listdir(path))
-    except OSError:
-        return False
 
 
 def check_disk(settings: Settings, _media: MediaConfig) -> str:

@@ -1,12 +1,20 @@
-"""A real botsvc for a test session: what ``scripts/server`` runs, started
-from the installed package (gunicorn with the package's settings, 2 workers
-each with its scheduler) on a free loopback port and a data dir of its own,
-with the testing tools on and webhooks allowed to reach local receivers.
+"""A real botsvc in a child process, started the one way an installation
+starts: ``botsvc serve`` of the installed package (migrations, the media
+check, gunicorn with 2 workers, each with its scheduler), on a free loopback
+port and a data dir of its own (without the system's ClamAV signatures,
+``botsvc serve`` scans with the offline test database, which detects only
+the EICAR test file). The pytest plugin's session server, and the project's
+own tests and benchmarks (tests/support/servers.py adds their defaults).
+
+For a bot's tests it turns on the testing tools and lets webhooks reach
+local receivers; ``env`` may say otherwise. The server runs in its own
+session, so its whole process group (master and workers) stops at once:
+``stop()`` (SIGTERM), ``crash()`` (SIGKILL, no clean-up code runs), and
+``restart()`` on the same data dir and port.
 """
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import secrets
 import signal
@@ -18,17 +26,21 @@ from pathlib import Path
 
 import requests
 
-import app
-from app.media import build_test_signature_db
-
 START_TIMEOUT_SECONDS = 60.0
-SYSTEM_CLAMAV_DB = "/var/lib/clamav/*.c[vl]d"
+# What a bot's tests want unless ``env`` says otherwise.
+TESTING_ENV = {"BOTSVC_TEST_TOOLS": "1", "BOTSVC_WEBHOOK_ALLOW_PRIVATE": "1"}
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def serve_command() -> list[str]:
+    """``botsvc serve`` of the package this module belongs to, run by this
+    interpreter: the console script's own entry point, found without PATH."""
+    return [sys.executable, "-m", "app.cli", "serve"]
 
 
 def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM,
@@ -50,75 +62,96 @@ def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM,
 
 class LocalServer:
     """``start()`` it, use ``base_url`` and ``admin_token``, ``stop()`` it.
-    Its output goes to ``log_path`` (shown when it fails to start)."""
+    Its output goes to ``log_path``, beside the data dir (a data dir holds
+    only the installation's own files); ``log_tail()`` shows its end.
 
-    def __init__(self, data_dir: str | os.PathLike, env: dict[str, str] | None = None):
+    ``argv`` replaces ``botsvc serve`` with another command that serves on
+    BOTSVC_BIND (a benchmark's bare endpoint): any HTTP answer then counts
+    as started."""
+
+    def __init__(self, data_dir: str | os.PathLike, env: dict[str, str] | None = None, *,
+                 port: int | None = None, admin_token: str | None = None,
+                 argv: list[str] | None = None):
         self.data_dir = Path(data_dir)
-        self.port = free_port()
-        self.admin_token = secrets.token_urlsafe(24)
-        self.log_path = self.data_dir / "server.log"
-        self.env = {**os.environ, **(env or {}),
+        self.port = port or free_port()
+        self.admin_token = admin_token or secrets.token_urlsafe(24)
+        self.argv = argv
+        self.log_path = self.data_dir.parent / f"{self.data_dir.name}-server.log"
+        self.env = {**os.environ, **TESTING_ENV,
+                    **{name: str(value) for name, value in (env or {}).items()},
                     "BOTSVC_BIND": f"127.0.0.1:{self.port}",
                     "BOTSVC_DATA_DIR": str(self.data_dir),
                     "BOTSVC_BASE_URL": self.base_url,
-                    "BOTSVC_ADMIN_TOKEN": self.admin_token,
-                    "BOTSVC_TEST_TOOLS": "1",
-                    "BOTSVC_WEBHOOK_ALLOW_PRIVATE": "1"}
+                    "BOTSVC_ADMIN_TOKEN": self.admin_token}
         self.process: subprocess.Popen | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def db_path(self) -> str:
+        return str(self.data_dir / "botsvc.sqlite3")
+
+    @property
+    def admin_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.admin_token}"}
+
     def start(self) -> LocalServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._offline_signatures()
-        package_dir = os.path.dirname(app.__file__)
-        argv = [sys.executable, "-m", "gunicorn", "-c",
-                os.path.join(package_dir, "gunicorn_conf.py"),
-                "app.factory:create_app(start_worker=True)"]
         with open(self.log_path, "ab") as log:
-            # Its own session, so that master and workers stop together.
-            self.process = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL,
-                                            stdout=log, stderr=log, start_new_session=True,
-                                            cwd=self.data_dir)
+            # Its own session, so that master and workers stop together; its
+            # own directory, so that nothing in this one shadows the package.
+            self.process = subprocess.Popen(self.argv or serve_command(), env=self.env,
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                            start_new_session=True, cwd=self.data_dir)
         try:
-            self._wait_until_answering()
+            self.wait_until_answering()
         except BaseException:
-            self.stop()
+            self.crash()
             raise
         return self
 
-    def _offline_signatures(self) -> None:
-        """As scripts/server: without the system's ClamAV database (an
-        offline machine), scan with the test database, which detects only
-        the EICAR test file. An explicit setting is left alone."""
-        if self.env.get("BOTSVC_CLAMD_SOCKET") or self.env.get("BOTSVC_CLAMAV_DB"):
-            return
-        if not glob.glob(SYSTEM_CLAMAV_DB):
-            self.env["BOTSVC_CLAMAV_DB"] = build_test_signature_db(
-                str(self.data_dir / "clamav-test-db"))
-
-    def _wait_until_answering(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    def wait_until_answering(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
+        """Until the operator API answers (any HTTP answer for ``argv``)."""
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"botsvc exited with {self.process.returncode}:\n"
                                    + self.log_tail())
             with contextlib.suppress(requests.RequestException):
-                answer = requests.post(f"{self.base_url}/manage/v1/getClock", json={},
-                                       headers={"Authorization": f"Bearer {self.admin_token}"},
-                                       timeout=2)
-                if answer.status_code == 200:
+                answer = requests.post(f"{self.base_url}/manage/v1/listBots", json={},
+                                       headers=self.admin_headers, timeout=2)
+                if answer.status_code == 200 or self.argv:
                     return
             time.sleep(0.05)
-        raise RuntimeError(f"botsvc did not answer within {START_TIMEOUT_SECONDS:g} s:\n"
-                           + self.log_tail())
+        raise RuntimeError(f"botsvc did not answer within {timeout:g} s:\n" + self.log_tail())
+
+    def operator(self, method: str, **params):
+        """``/manage/v1/<method>``'s result (a failure raises, with its body)."""
+        answer = requests.post(f"{self.base_url}/manage/v1/{method}", json=params,
+                               headers=self.admin_headers, timeout=30)
+        if answer.status_code != 200:
+            raise RuntimeError(f"{method} failed with {answer.status_code}: {answer.text}")
+        return answer.json()["result"]
 
     def stop(self, timeout: float = 10.0) -> None:
+        self.kill(signal.SIGTERM, timeout)
+
+    def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+        """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""
         if self.process is not None:
-            stop_process_group(self.process, signal.SIGTERM, timeout)
+            stop_process_group(self.process, sig, timeout)
             self.process = None
+
+    def crash(self) -> None:
+        """SIGKILL for master and workers at once: no clean-up code runs."""
+        self.kill(signal.SIGKILL)
+
+    def restart(self) -> LocalServer:
+        """Stopped (if running) and started again: same data dir, same port."""
+        self.stop()
+        return self.start()
 
     def log_tail(self, lines: int = 40) -> str:
         try:

@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from tests.support.members import add_members
-from tests.support.server_process import ServerProcess
+from tests.support.servers import suite_server
 
 MEMBERS = 2000
 
@@ -26,7 +26,7 @@ def broadcast_progress(db_path: str) -> tuple[int, int]:
 
 @pytest.mark.server
 def test_sigkill_mid_delivery_neither_loses_nor_duplicates_a_recipient(tmp_path):
-    server = ServerProcess(tmp_path / "data").start()
+    server = suite_server(tmp_path / "data").start()
     try:
         created = requests.post(f"{server.base_url}/manage/v1/createBot",
                                 json={"username": "crashbot"}, headers=server.admin_headers,

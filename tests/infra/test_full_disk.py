@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.support.server_process import ServerProcess
+from app.testkit.server import LocalServer
+from tests.support.servers import suite_server
 from tests.support.small_disk import fill, small_tmpfs
 
 pytestmark = pytest.mark.server
@@ -57,7 +58,7 @@ def full_disk(mount: Path, db_path: str):
 
 
 class Installation:
-    def __init__(self, server: ServerProcess):
+    def __init__(self, server: LocalServer):
         self.server = server
         created = server.operator("createBot", username="full_disk_bot")
         self.bot_id = created["bot"]["id"]
@@ -85,8 +86,8 @@ class Installation:
         return self.call("sendMessage", headers=headers, chat_id=self.chat_id, text=text)
 
 
-def server_on(mount: Path, **env) -> ServerProcess:
-    server = ServerProcess(mount / "data", **DEFAULT_RATES, BOTSVC_MIN_FREE_BYTES=str(MIN_FREE),
+def server_on(mount: Path, **env) -> LocalServer:
+    server = suite_server(mount / "data", **DEFAULT_RATES, BOTSVC_MIN_FREE_BYTES=str(MIN_FREE),
                            **env)
     server.log_path = mount.parent / "server.log"   # the log must not need the full disk
     return server

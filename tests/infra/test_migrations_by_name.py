@@ -15,7 +15,8 @@ import pytest
 
 from app.db import connect
 from app.migrations import DatabaseNewerThanCode, migrate, migration_files
-from tests.support.server_process import REPO, free_port
+from app.testkit.server import free_port
+from tests.support.paths import REPO
 
 ROOT = str(REPO)
 

@@ -10,7 +10,7 @@ import time
 
 from app import owner
 from tests.support.owners import alive, dead_owner, processes
-from tests.support.server_process import ROOT
+from tests.support.paths import REPO
 
 
 def test_this_process_is_alive_and_a_finished_one_is_not():
@@ -33,7 +33,7 @@ def test_a_reused_pid_a_reboot_and_the_unknown_are_told_apart():
 
 def test_a_new_process_gets_its_own_token():
     code = "from app import owner; print(owner.current())"
-    theirs = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+    theirs = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                             text=True, check=True, timeout=60).stdout.strip()
     assert theirs != owner.current()
     assert owner.is_alive(theirs) is False  # it has exited
@@ -48,7 +48,7 @@ run_tool(["sleep", "60"], dependency="tool", cwd=sys.argv[1], timeout=120,
 
 
 def test_a_tool_dies_with_the_process_that_started_it(tmp_path):
-    starter = subprocess.Popen([sys.executable, "-c", RUN_A_TOOL, str(tmp_path)], cwd=ROOT,
+    starter = subprocess.Popen([sys.executable, "-c", RUN_A_TOOL, str(tmp_path)], cwd=REPO,
                                start_new_session=True)
     try:
         deadline = time.monotonic() + 30

@@ -17,7 +17,7 @@ import requests
 from app import owner
 from tests.support.media_files import run_ffmpeg
 from tests.support.owners import processes
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 KEY = "crash-upload-1"

@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from app.media import check_dependencies
-from app.media.signatures import DB_FILE, eicar_bytes
+from app.media import check_dependencies, needs_offline_database, signatures
+from app.media.signatures import DB_FILE, eicar_bytes, has_signatures
+from tests.support.paths import REPO
 
 CLEAN_TEXT = b"nothing to see here\n"
 
@@ -19,6 +20,39 @@ def test_eicar_bytes_are_the_standard_test_string():
     data = eicar_bytes()
     assert len(data) == 68
     assert data.startswith(b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR") and data.endswith(b"$H+H*")
+
+
+def test_the_signature_finder_sees_what_clamscan_loads(sigdb, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    official = tmp_path / "official"
+    official.mkdir()
+    for name in ("main.cvd", "daily.cld", "bytecode.cud"):
+        (official / name).write_bytes(b"x")
+        assert has_signatures(str(official / name))
+    assert has_signatures(sigdb) and has_signatures(os.path.join(sigdb, DB_FILE))
+    assert has_signatures(str(official))
+    assert not has_signatures(str(empty)) and not has_signatures(str(tmp_path / "absent"))
+    (empty / "freshclam.dat").write_bytes(b"x")   # freshclam's state, not signatures
+    assert not has_signatures(str(empty))
+
+
+def test_the_offline_database_only_when_nothing_else_has_signatures(tmp_path, monkeypatch):
+    monkeypatch.setattr(signatures, "SYSTEM_DATABASE", str(tmp_path))   # empty
+    assert needs_offline_database(None, None) and needs_offline_database("", "")
+    assert not needs_offline_database("/run/clamav/clamd.ctl", None)
+    assert not needs_offline_database(None, "/srv/signatures")
+    (tmp_path / "main.cvd").write_bytes(b"x")
+    assert not needs_offline_database(None, None)
+
+
+def test_one_signature_finder():
+    """health, the start-up checks, the testing kit and scripts/server all
+    ask app/media/signatures.py: no other place names the system's database."""
+    sources = [*(REPO / "app").rglob("*.py"), *(REPO / "scripts").iterdir()]
+    naming = {str(path.relative_to(REPO)) for path in sources
+              if path.is_file() and "/var/lib/clamav" in path.read_text(errors="replace")}
+    assert naming == {"app/media/signatures.py"}
 
 
 def test_clamscan_with_the_built_database(sigdb, tmp_path):

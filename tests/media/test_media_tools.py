@@ -114,12 +114,13 @@ def test_check_dependencies_passes_with_the_real_tools(config):
 
 def test_check_dependencies_names_what_is_missing(config, tmp_path, monkeypatch):
     expect_503(lambda: check_dependencies(dataclasses.replace(config, ffmpeg="/nonexistent/ffmpeg")), "ffmpeg")
+    expect_503(lambda: check_dependencies(dataclasses.replace(config, ffprobe="/nonexistent/fp")), "ffprobe")
     expect_503(lambda: check_dependencies(dataclasses.replace(config, clamscan="/nonexistent/cs")), "clamav")
     only_clamscan = tmp_path / "bin"
     only_clamscan.mkdir()
     os.symlink("/usr/bin/clamscan", only_clamscan / "clamscan")
     monkeypatch.setenv("PATH", str(only_clamscan))
-    expect_503(lambda: check_dependencies(config), "ffprobe")
+    expect_503(lambda: check_dependencies(config), "ffmpeg")   # the first tool it starts
 
 
 def png() -> bytes:

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from tests.support.conformance import document
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 
 @pytest.mark.server

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from scripts.fuzz import fuzz
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 MAX_EXAMPLES = 25
 SEED = 20261124

@@ -49,6 +49,13 @@ def resolve(document: dict, schema: dict) -> dict:
     return schema
 
 
+def error_codes(answer: dict) -> list[str]:
+    """A failure answer's codes: the one Failure envelope, narrowed beside its $ref."""
+    schema = answer["content"]["application/json"]["schema"]
+    assert schema["$ref"] == "#/components/schemas/Failure"
+    return schema["properties"]["error_code"]["enum"]
+
+
 def test_the_document_is_valid_openapi_3_1(document):
     validate(document)
     assert document["openapi"] == "3.1.0"
@@ -75,15 +82,17 @@ def test_every_method_is_there_with_its_schemas_and_codes(tools_document, catalo
     assert ("multipart/form-data" in bodies) == bool(method.file_fields)
     # The result, as the catalogue entry describes it.
     assert method.result is not None
-    result = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    result = resolve(document, operation["responses"]["200"]["content"]["application/json"][
+        "schema"])
     assert result["properties"]["ok"] == {"const": True}
     assert result["properties"]["result"] not in ({}, {"description": "not described yet"})
     # Every code it can answer, under its own status, and no other.
     documented = {}
     for status, answer in operation["responses"].items():
         if status != "200":
-            codes = answer["content"]["application/json"]["schema"]["allOf"][1]
-            documented[status] = set(codes["properties"]["error_code"]["enum"])
+            documented[status] = set(error_codes(answer))
+            assert answer["x-error-codes"] == error_codes(answer)
+            assert f"{status}: {', '.join(error_codes(answer))}" in operation["description"]
     expected = {}
     # With the testing tools, injectFault can make any /v2 method answer these.
     injectable = faults.INJECTABLE_CODES if catalogue is METHODS else ()
@@ -100,11 +109,9 @@ def test_without_the_testing_tools_their_methods_and_injected_codes_are_not_docu
                         if path.startswith("/manage/v1/")}
     assert {f"/manage/v1/{name}" for name in tools} <= set(tools_document["paths"])
     forbidden = document["paths"]["/v2/getMe"]["post"]["responses"]["403"]
-    codes = forbidden["content"]["application/json"]["schema"]["allOf"][1]
-    assert "BOT_BLOCKED" not in codes["properties"]["error_code"]["enum"]
+    assert "BOT_BLOCKED" not in error_codes(forbidden)
     forbidden = tools_document["paths"]["/v2/getMe"]["post"]["responses"]["403"]
-    codes = forbidden["content"]["application/json"]["schema"]["allOf"][1]
-    assert "BOT_BLOCKED" in codes["properties"]["error_code"]["enum"]
+    assert "BOT_BLOCKED" in error_codes(forbidden)
 
 
 def test_limits_and_identifiers_read_as_the_contract_says(document):
@@ -180,3 +187,64 @@ def test_the_docs_page_loads_only_its_own_assets(client):
         "LICENSE", "NOTICE", "docs.html", "docs.js", "swagger-ui-bundle.js",
         "swagger-ui-bundle.js.LICENSE.txt", "swagger-ui.css"]
     assert "Apache License" in client.get("/docs/LICENSE").get_data(as_text=True)
+
+
+# -- read by client generators (docs/openapi.md) ----------------------------------------
+
+def schemas_in(node, found: list) -> list:
+    """Every schema object with properties, anywhere in the document."""
+    if isinstance(node, dict):
+        if isinstance(node.get("properties"), dict):
+            found.append(node)
+        for child in node.values():
+            schemas_in(child, found)
+    elif isinstance(node, list):
+        for child in node:
+            schemas_in(child, found)
+    return found
+
+
+def test_nothing_a_client_generator_trips_on(tools_document):
+    """openapi-python-client 0.29 renders an optional ``const`` into Python
+    that does not parse, makes a type of every ``allOf`` and loses a type's
+    fields under a ``oneOf`` of ``required`` lists."""
+    text = json.dumps(tools_document)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        assert f'"{keyword}"' not in text, keyword
+    for schema in schemas_in(tools_document, []):
+        for name, value in schema["properties"].items():
+            if isinstance(value, dict) and "const" in value:
+                assert name in schema.get("required", []), (name, value)
+
+
+def test_request_defaults_are_said_not_required(tools_document):
+    """A generator makes a defaulted field of a component always present
+    (openapi-typescript): requests say their defaults in words."""
+    for path, operations in tools_document["paths"].items():
+        for operation in operations.values():
+            for body in operation.get("requestBody", {}).get("content", {}).values():
+                schema = resolve(tools_document, body["schema"])
+                for name, value in schema.get("properties", {}).items():
+                    assert "default" not in value, (path, name)
+    updates = tools_document["components"]["schemas"]["GetUpdates"]
+    assert "required" not in updates
+    assert [updates["properties"][name]["description"] for name in ("offset", "limit")] == [
+        "Default: 0.", "Default: 100."]
+
+
+def test_one_failure_type_and_one_success_type_per_shared_result(tools_document):
+    schemas = tools_document["components"]["schemas"]
+    answers = [(path, status, answer) for path, operations in tools_document["paths"].items()
+               for operation in operations.values()
+               for status, answer in operation["responses"].items()]
+    for path, status, answer in answers:
+        if status.startswith(("4", "5")) and "content" in answer:   # HEAD has none
+            schema = answer["content"]["application/json"]["schema"]
+            assert schema["$ref"] == "#/components/schemas/Failure", (path, status)
+    sent = tools_document["paths"]["/v2/sendMessage"]["post"]["responses"]["200"]
+    assert sent["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/OkMessage"}
+    assert schemas["OkMessage"]["properties"]["result"] == {"$ref": "#/components/schemas/Message"}
+    assert schemas["ParseMode"] == {"type": "string", "enum": ["plain"]}
+    assert schemas["SendPhoto"]["properties"]["parse_mode"] == {
+        "$ref": "#/components/schemas/ParseMode"}

@@ -21,7 +21,7 @@ import requests
 from click.testing import CliRunner
 
 from app import cli
-from tests.support.server_process import ServerProcess, running_server
+from tests.support.servers import running_server, suite_server
 
 pytestmark = pytest.mark.server
 BOTSVC = str(Path(sys.executable).parent / "botsvc")
@@ -194,7 +194,7 @@ def test_a_backup_under_load_restores_to_a_server_that_serves_the_same(tmp_path)
     assert restored.returncode == 0, restored.stderr
     assert f"{len(snapshot['file_ids'])} stored files" in restored.stdout
 
-    server = ServerProcess(restored_dir, **env)
+    server = suite_server(restored_dir, **env)
     with contextlib.ExitStack() as stack:
         stack.callback(server.kill)
         server.start()

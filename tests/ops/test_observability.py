@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app import metrics
+from app import media, metrics
+from app.errors import UPLOAD_REASONS, Reason
 from app.jobs import run_job
 from app.routes import health
 from tests.support.conformance import document
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_failure
+from tests.support.paths import REPO
 
 METRICS_TOKEN = "metrics-token-for-tests"
 FAMILIES = {  # the contract: every family and its labels
@@ -202,6 +204,19 @@ def test_every_family_is_there_with_its_labels(app, client, bot, chat, operator)
         assert base in families, name
         for sample in families[base].samples:
             assert set(sample.labels) - {"le"} == labels, sample
+
+
+def test_the_values_made_at_zero_are_the_ones_counted():
+    """Each process makes its known label values at zero when it starts
+    (metrics.count_from_zero): the media tools are every tool a run names,
+    the upload results every reason the pipeline or the quota refuses with."""
+    media_sources = "".join(path.read_text() for path in (REPO / "app" / "media").glob("*.py"))
+    assert set(re.findall(r'dependency="([a-z]+)"', media_sources)) == set(media.TOOLS)
+    refusing = media_sources + (REPO / "app" / "domain" / "files.py").read_text()
+    named = {Reason[name] for name in re.findall(r"Reason\.([A-Z_]+)", refusing)}
+    named |= {reason for reason in Reason if reason.value.startswith("pdf_")}  # pdf_inspect's words
+    assert named <= set(UPLOAD_REASONS) and "clean" in metrics.UPLOAD_RESULTS
+    assert set(metrics.UPLOAD_RESULTS) >= {reason.value for reason in named}
 
 
 def test_each_call_is_counted_once_under_its_method_and_outcome(bot, chat):

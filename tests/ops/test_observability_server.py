@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.api.registry import METHODS
 from app.errors import ErrorCode
-from tests.support.server_process import ServerProcess
+from tests.support.servers import suite_server
 
 pytestmark = pytest.mark.server
 
@@ -30,7 +30,7 @@ METRICS_TOKEN = "metrics-token-over-http"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = ServerProcess(tmp_path_factory.mktemp("observed") / "data",
+    server = suite_server(tmp_path_factory.mktemp("observed") / "data",
                            BOTSVC_LOG_FORMAT="json", BOTSVC_ACCESS_LOG="1",
                            BOTSVC_METRICS_TOKEN=METRICS_TOKEN)
     try:
@@ -73,6 +73,45 @@ def log_lines(server) -> list[dict]:
 def served_by(server, request_ids: set[str]) -> set[int]:
     return {line["process"] for line in log_lines(server)
             if line["logger"] == "botsvc.access" and line["request_id"] in request_ids}
+
+
+def families_at_zero(scraped: dict) -> dict[str, set]:
+    """{sample name: the label sets scraped at 0}."""
+    found: dict[str, set] = {}
+    for (name, labels), value in scraped.items():
+        if value == 0:
+            found.setdefault(name, set()).add(labels)
+    return found
+
+
+def label_sets(name: str, values) -> set:
+    return {frozenset({name: value}.items()) for value in values}
+
+
+# The first test of the module (its server is fresh): nothing was counted yet.
+def test_the_first_scrape_holds_every_family_at_zero(server):
+    scraped = scrape(server)
+    zero = families_at_zero(scraped)
+    methods = {frozenset({"method": name, "code": "ok"}.items()) for name in METHODS}
+    assert methods <= zero["botsvc_api_requests_total"]
+    for sample in ("_count", "_sum", "_bucket"):
+        timed = zero[f"botsvc_api_request_duration_seconds{sample}"]
+        assert {dict(labels)["method"] for labels in timed} == set(METHODS)
+    assert zero["botsvc_webhook_deliveries_total"] == label_sets("result", ("delivered", "failed"))
+    assert zero["botsvc_broadcast_recipients_total"] == label_sets(
+        "status", ("sent", "failed", "cancelled"))
+    uploads = {"clean", "infected", "unsupported_type", "pdf_active", "quota_exceeded",
+               "dependency_unavailable"}
+    assert label_sets("result", uploads) <= zero["botsvc_uploads_total"]
+    assert zero["botsvc_rate_limited_total"] == label_sets(
+        "bucket", ("api", "send", "upload", "broadcast"))
+    assert zero["botsvc_media_tool_duration_seconds_count"] == label_sets(
+        "tool", ("ffmpeg", "ffprobe", "clamav", "pikepdf"))
+    for gauge in ("botsvc_updates_pending", "botsvc_db_size_bytes", "botsvc_disk_free_bytes"):
+        assert (gauge, frozenset()) in scraped
+    counted = {name for name, _ in scraped if name.startswith(("botsvc_api", "botsvc_webhook",
+               "botsvc_broadcast", "botsvc_uploads", "botsvc_rate", "botsvc_media"))}
+    assert all(scraped[key] == 0 for key in scraped if key[0] in counted)
 
 
 def test_calls_are_counted_once_across_both_workers(server, bot):
@@ -188,7 +227,7 @@ def test_without_ffmpeg_on_the_path_the_server_is_degraded(tmp_path):
     for entry in Path("/usr/bin").iterdir():
         if entry.name != "ffmpeg":
             os.symlink(entry, tools / entry.name)
-    server = ServerProcess(tmp_path / "data", PATH=f"{tools}:/usr/sbin:/sbin")
+    server = suite_server(tmp_path / "data", PATH=f"{tools}:/usr/sbin:/sbin")
     leftover = server.data_dir / "metrics" / "counter_1.db"   # a previous run's count
     leftover.parent.mkdir(parents=True)
     previous = MmapedDict(str(leftover))
@@ -202,7 +241,12 @@ def test_without_ffmpeg_on_the_path_the_server_is_degraded(tmp_path):
     finally:
         server.kill()
     # Each start counts from zero: the directory was emptied.
-    assert not any(name == "botsvc_api_requests_total" for name, _ in scraped)
+    assert scraped[("botsvc_api_requests_total",
+                    frozenset({"method": "getMe", "code": "ok"}.items()))] == 0
     assert answer.status_code == 200
     assert answer.json() == {"ok": True, "result": {"status": "degraded", "checks": {
         "database": "ok", "media": "ffmpeg_unavailable", "disk": "ok"}}}
+    # botsvc serve said so before serving, and served anyway.
+    started = server.log_path.read_text().split("botsvc: serving on", 1)[0]
+    assert '"error_code": "DEPENDENCY_UNAVAILABLE"' in started
+    assert "WARNING: the media tools or the virus scanner do not work" in started

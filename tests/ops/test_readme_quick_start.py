@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.testkit.server import free_port, stop_process_group
-from tests.support.server_process import REPO
+from tests.support.paths import REPO
 
 README = REPO / "README.md"
 DEFAULT_ADDRESS = "127.0.0.1:8080"

@@ -1,7 +1,7 @@
 import pytest
 import requests
 
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -129,7 +129,8 @@ def test_no_other_module_reads_the_environment():
     readers = {str(path.relative_to(REPO)) for path in (REPO / "app").rglob("*.py")
                if re.search(r"os\.environ|getenv", path.read_text()) and path.name != "config.py"}
     # The testing kit: the plugin reads its client's BOTSVC_URL (not a server
-    # setting), the kit's server passes the environment on to its child;
-    # prometheus_client takes its multiprocess directory from its own
+    # setting), the kit's server passes the environment on to its child, and
+    # so does `botsvc serve` to the gunicorn it becomes; prometheus_client takes its multiprocess directory from its own
     # variable, which app/metrics.py sets for the workers and reads back.
-    assert readers <= {"app/testkit/plugin.py", "app/testkit/server.py", "app/metrics.py"}, readers
+    assert readers <= {"app/testkit/plugin.py", "app/testkit/server.py", "app/metrics.py",
+                       "app/cli.py"}, readers

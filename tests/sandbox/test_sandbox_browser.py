@@ -27,7 +27,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.support.media_files import Samples
-from tests.support.server_process import REPO, running_server
+from tests.support.paths import REPO
+from tests.support.servers import running_server
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 

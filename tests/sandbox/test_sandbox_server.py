@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from app.sandbox import throttle
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from app.testkit.server import LocalServer
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 from tests.support.paths import REPO
 
 EXAMPLES = REPO / "tests" / "examples"
@@ -19,3 +21,25 @@ def test_the_readme_shows_each_example_file_exactly():
     assert set(shown) == expected
     for path, body in shown.items():
         assert body == (REPO / path).read_text(encoding="utf-8"), path
+
+
+def ci_commands() -> dict[str, list[str]]:
+    """The shell commands of each CI example (GitHub Actions, GitLab CI)."""
+    actions = yaml.safe_load((EXAMPLES / "bot-tests.yml").read_text())
+    gitlab = yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text())
+    return {"github": [step["run"] for step in actions["jobs"]["test"]["steps"] if "run" in step],
+            "gitlab": gitlab["bot-tests"]["script"]}
+
+
+def test_each_ci_recipe_is_two_lines_installing_what_botsvc_runs_with():
+    """One line installs the Debian packages scripts/bootstrap installs for
+    the service (not the test-only browser) and botsvc with pytest; the
+    other runs the bot's tests, where the plugin starts botsvc."""
+    bootstrap = (REPO / "scripts" / "bootstrap").read_text()
+    needed = set(re.search(r"^APT_PACKAGES=\((.*)\)$", bootstrap, re.MULTILINE).group(1).split())
+    needed -= {"clamav-daemon", "openssl"}   # clamd is optional; the service runs no openssl
+    for name, (install, run) in ci_commands().items():
+        apt = re.search(r"apt-get install -y --no-install-recommends ([a-z0-9 .-]+?) &&", install)
+        assert apt and needed <= set(apt.group(1).split()), (name, needed)
+        assert re.search(r'pip install "botsvc @ git\+https://\S+" pytest$', install), name
+        assert run == "pytest tests/", name

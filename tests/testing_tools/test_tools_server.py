@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from app.testkit.client import BotApi, BotsvcError, OperatorClient
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 from tests.webhooks.support import Receiver
 
 pytestmark = pytest.mark.server

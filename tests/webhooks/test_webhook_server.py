@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from tests.support.server_process import running_server
+from tests.support.servers import running_server
 from tests.webhooks.support import SECRET, statuses
 
 pytestmark = pytest.mark.server

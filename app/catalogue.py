@@ -40,6 +40,10 @@ class Method:
     # (file_ids) is this bot's and usable, checked without a recipient, so that
     # createBroadcast refuses a bad payload even with no member to try it on.
     check_references: Callable | None = None
+    # send_to_many(call, chats) -> [Message]: what the handler does, for many
+    # active chats at once (rows read in the caller's transaction, the
+    # parameters without chat_id), as a broadcast's batch delivers them.
+    send_to_many: Callable | None = None
     # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1.
     test_tool: bool = False
 

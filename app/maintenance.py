@@ -11,7 +11,7 @@ import logging
 from flask import current_app
 
 from app import clock, disk, idempotency
-from app.db import checkpoint, transaction
+from app.db import checkpoint, checkpoint_passive, transaction
 from app.domain import files, messages, updates, webhook_deliveries
 from app.jobs import action
 
@@ -30,6 +30,12 @@ def delete_expired_records(conn, settings) -> None:
         log.info("clean-up removed %d expired updates, %d idempotency keys and %d webhook"
                  " delivery records", dropped, keys, records)
     checkpoint(conn)
+
+
+@action("checkpoint_wal")
+def checkpoint_wal(conn, settings) -> None:
+    """Commits leave the WAL to this job (app/db.py: wal_autocheckpoint off)."""
+    checkpoint_passive(conn)
 
 
 @action("delete_old_history")

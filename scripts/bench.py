@@ -6,17 +6,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import ssl
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 from tests.support.paths import REPO
 from tests.support.servers import running_server
-from tests.webhooks.support import Receiver, statuses
 
 PARTS: dict = {}
 NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
@@ -213,120 +209,12 @@ def latency_line(label: str, seconds: list[float]) -> str:
 
 
 @part("webhook")
-def bench_webhook(tmp: Path, messages: int = 300, backlog: int = 400, bots: int = 8) -> None:
-    """Webhook delivery to a local HTTPS receiver beside polling, in one run."""
-    import requests
-    import trustme
+def bench_webhook(tmp: Path) -> None:
+    """Deliveries per second for one bot and for eight together, beside the
+    baseline tree's (scripts/bench_webhook.py)."""
+    from scripts import bench_webhook as webhook_part
 
-    ca = trustme.CA()
-    ca_file = tmp / "ca.pem"
-    ca.cert_pem.write_to_path(str(ca_file))
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
-    receiver = Receiver(context, statuses(200))
-    arrived = threading.Condition()
-
-    def record(handler):
-        statuses(200)(handler)
-        with arrived:
-            arrived.notify_all()
-    receiver.respond = record
-    http = requests.Session()
-    try:
-        with running_server(tmp, BOTSVC_WEBHOOK_ALLOW_PRIVATE=1,
-                            BOTSVC_WEBHOOK_CA_BUNDLE=str(ca_file), **NO_LIMITS) as server:
-            def call(token: str, method: str, **params):
-                response = http.post(f"{server.base_url}/v2/{method}", json=params,
-                                     headers={"Authorization": f"Bearer {token}"}, timeout=30)
-                assert response.status_code == 200, response.text
-                return response.json()["result"]
-
-            def new_bot(name: str) -> tuple[int, str, int]:
-                created = server.operator("createBot", username=name)
-                bot_id = created["bot"]["id"]
-                user = server.operator("createUser")["user_id"]
-                server.operator("userStart", user_id=user, bot_id=bot_id)
-                return bot_id, created["token"], user
-
-            def wait_for_requests(count: int) -> None:
-                with arrived:
-                    assert arrived.wait_for(lambda: len(receiver.requests) >= count, 60)
-
-            def hook(token: str, path: str) -> None:
-                call(token, "setWebhook", url=f"https://127.0.0.1:{receiver.port}/{path}",
-                     secret_token="bench_secret_token_0123456789")
-
-            hooked_id, hooked_token, hooked_user = new_bot("hooked_bot")
-            polling_id, polling_token, polling_user = new_bot("polling_bot")
-            hook(hooked_token, "latency")
-            wait_for_requests(1)
-            offset = call(polling_token, "getUpdates")[-1]["update_id"] + 1
-
-            def poll_once() -> float:
-                nonlocal offset
-                server.operator("userSendMessage", user_id=polling_user, bot_id=polling_id,
-                                text="poll")
-                started = time.perf_counter()
-                got = call(polling_token, "getUpdates", offset=offset)
-                elapsed = time.perf_counter() - started
-                offset = got[-1]["update_id"] + 1
-                return elapsed
-
-            def user_message_round_trip() -> float:
-                started = time.perf_counter()
-                server.operator("userSendMessage", user_id=polling_user, bot_id=polling_id,
-                                text="round trip")
-                return time.perf_counter() - started
-
-            def webhook_once() -> float:
-                expected = len(receiver.requests) + 1
-                started = time.perf_counter()
-                server.operator("userSendMessage", user_id=hooked_user, bot_id=hooked_id,
-                                text="hooked")
-                wait_for_requests(expected)
-                return receiver.requests[expected - 1]["at"] - started
-
-            for _ in range(20):  # warm-up
-                poll_once(), webhook_once()
-            polls, hooked = alternate(messages, poll_once, webhook_once)
-            sends = [user_message_round_trip() for _ in range(messages)]
-
-            # Throughput: a backlog queued while polling, then one setWebhook.
-            call(hooked_token, "deleteWebhook", drop_pending_updates=True)
-            for i in range(backlog):
-                server.operator("userSendMessage", user_id=hooked_user, bot_id=hooked_id,
-                                text=f"backlog {i}")
-            before = len(receiver.requests)
-            started = time.perf_counter()
-            hook(hooked_token, "one-bot")
-            wait_for_requests(before + backlog)
-            one_bot_rate = backlog / (receiver.requests[-1]["at"] - started)
-
-            tokens = []
-            for n in range(bots):
-                bot_id, token, user = new_bot(f"many{n}_bot")
-                for i in range(backlog // bots):
-                    server.operator("userSendMessage", user_id=user, bot_id=bot_id,
-                                    text=f"many {i}")
-                tokens.append(token)
-            total = bots * (backlog // bots + 1)
-            before = len(receiver.requests)
-            started = time.perf_counter()
-            for n, token in enumerate(tokens):
-                hook(token, f"many{n}")
-            wait_for_requests(before + total)
-            many_bots_rate = total / (receiver.requests[-1]["at"] - started)
-    finally:
-        receiver.close()
-    print(f"webhook: 2 gunicorn workers x 4 threads; HTTPS receiver on loopback (Python "
-          f"http.server, a new TLS connection per delivery); {messages} messages, one at a time")
-    print(latency_line("getUpdates round trip (returns 1 update)", polls))
-    print(latency_line("userSendMessage round trip (operator)", sends))
-    print(latency_line("userSendMessage -> arrival at the receiver", hooked))
-    print(f"  deliveries per second: {one_bot_rate:>6.0f} for one bot ({backlog} queued, "
-          f"strictly one at a time)")
-    print(f"  deliveries per second: {many_bots_rate:>6.0f} for {bots} bots together "
-          f"({total} queued)")
+    webhook_part.run(tmp)
 
 
 @part("tools")

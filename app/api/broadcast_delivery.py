@@ -26,6 +26,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from marshmallow import ValidationError
 
@@ -39,18 +40,23 @@ from app.domain import broadcasts
 from app.domain.bots import find_bot
 from app.domain.chats import check_active
 from app.errors import ApiError, ErrorCode, RateLimited, invalid
-from app.jobs import DELIVER_BROADCASTS, action
+from app.jobs import DELIVER_BROADCASTS, action, claim_periodic, release_claim, wake
 from app.validation import translate_error
 
 log = logging.getLogger(__name__)
 
-BATCH_SIZE = 100                # recipients per transaction: ~5 ms of write lock
-# One pass ends before the next tick is due (0.5 s): a pass still running at a
-# tick makes APScheduler skip it with a warning in the log. The next tick
-# carries on.
+BATCH_SIZE = 100                # recipients per transaction: a few ms of write lock
+# A pass returns to the scheduler after this long (its run is recorded), and
+# runs again at once when work is left.
 RUN_BUDGET_SECONDS = 0.4
 MIN_PAUSE_SECONDS = 0.001
 MAX_PAUSE_SECONDS = 0.002       # a writer queued on the lock is woken at its release
+# One process at a time delivers broadcasts: a request waiting for the write
+# lock then competes with one deliverer that pauses after each batch, not
+# with two that hand the lock to each other (docs/broadcasts.md). The turn is
+# given back at the end of a pass; one held by a process that died expires.
+TURN = DELIVER_BROADCASTS + ":turn"
+TURN_SECONDS = 5.0
 
 BROADCAST_METHODS = ("sendMessage", "sendPhoto", "sendVoice", "sendVideo", "sendAudio",
                      "sendDocument", "sendAnimation", "sendCard")
@@ -62,9 +68,23 @@ PLACEHOLDER_CHAT_ID = CHAT_ID_PREFIX + "0" * CHAT_ID_HEX_DIGITS
 
 @action(DELIVER_BROADCASTS)
 def deliver_due_broadcasts(conn: sqlite3.Connection, settings: Settings) -> None:
-    """One pass of the job: round-robin over unfinished broadcasts, one batch
-    each, until nothing moves (all done, or the send rates are used up) or the
-    budget ends. Every process runs it; the write lock serialises batches."""
+    """One pass of the job, in this process's turn: round-robin over
+    unfinished broadcasts, one batch each, until nothing moves (all done, or
+    the send rates are used up) or the budget ends."""
+    if not broadcasts.unfinished_broadcasts(conn):
+        return
+    if not claim_periodic(conn, TURN, TURN_SECONDS):
+        return   # another process delivers; it gives the turn back within its budget
+    try:
+        if _deliver_for_a_while(conn, settings):
+            wake(DELIVER_BROADCASTS)   # work is left: the next pass follows at once
+    finally:
+        release_claim(conn, TURN)
+
+
+def _deliver_for_a_while(conn: sqlite3.Connection, settings: Settings) -> bool:
+    """Deliver batches until nothing moves or the budget ends; True when the
+    budget ended first."""
     send_limit = limits.configured_limits(settings).get(limits.SEND)
     deadline = time.monotonic() + RUN_BUDGET_SECONDS
     while time.monotonic() < deadline:
@@ -77,7 +97,8 @@ def deliver_due_broadcasts(conn: sqlite3.Connection, settings: Settings) -> None
                 time.sleep(min(MAX_PAUSE_SECONDS,
                                max(MIN_PAUSE_SECONDS, time.monotonic() - started)))
         if not progressed:
-            return
+            return False
+    return True
 
 
 def validate_payload(method_name: str, payload: dict) -> dict:
@@ -100,16 +121,22 @@ def validate_payload(method_name: str, payload: dict) -> dict:
     return loaded
 
 
-Sender = Callable[[str], dict]
+@dataclass(frozen=True)
+class Sender:
+    """``one(chat_id) -> Message`` through the method's own path, and, when
+    the method has one, ``many(chats) -> [Message]``: the same for many
+    active chats in one go (``Method.send_to_many``)."""
+    one: Callable[[str], dict]
+    many: Callable[[list[sqlite3.Row]], list[dict]] | None = None
 
 
 def make_sender(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_name: str,
                 payload: dict) -> Sender:
-    """``send(chat_id) -> Message`` through the method's own path. Its prepare
-    step (if any) runs here, outside the write transaction, as the dispatcher
-    runs it; a broadcast payload has no file parts, so it depends on the
-    payload alone. A payload that no longer passes gives a sender that fails
-    every recipient with that error."""
+    """The method's sender for this payload. Its prepare step (if any) runs
+    here, outside the write transaction, as the dispatcher runs it; a
+    broadcast payload has no file parts, so it depends on the payload alone.
+    A payload that no longer passes gives a sender that fails every
+    recipient with that error."""
     try:
         params = validate_payload(method_name, payload)
         method = METHODS[method_name]
@@ -121,13 +148,19 @@ def make_sender(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_n
 
         def fail(chat_id: str) -> dict:
             raise setup_error
-        return fail
+        return Sender(fail)
 
     def send(chat_id: str) -> dict:
         call = Call(conn, settings, bot, method_name, {**params, "chat_id": chat_id},
                     prepared=prepared)
         return method.handler(call)
-    return send
+
+    many = None
+    if method.send_to_many is not None:
+        def many(chats: list[sqlite3.Row]) -> list[dict]:
+            call = Call(conn, settings, bot, method_name, dict(params), prepared=prepared)
+            return method.send_to_many(call, chats)
+    return Sender(send, many)
 
 
 class _Rollback(Exception):
@@ -141,7 +174,7 @@ def try_payload(conn: sqlite3.Connection, settings: Settings, bot: Bot, method_n
     createBroadcast as a payload error instead of failing every recipient.
     Runs inside createBroadcast's transaction: with no file parts in a
     broadcast payload, a prepare step has no slow work to do."""
-    send = make_sender(conn, settings, bot, method_name, payload)
+    send = make_sender(conn, settings, bot, method_name, payload).one
     try:
         with transaction(conn):  # a savepoint, always rolled back
             send(chat["chat_id"])
@@ -185,7 +218,7 @@ def send_allowance(conn: sqlite3.Connection, bot_id: int, send_limit: limits.Lim
     return max(0, min(BATCH_SIZE, limits.headroom(conn, bot_id, send_limit) - reserve))
 
 
-def deliver_one(conn: sqlite3.Connection, send: Sender,
+def deliver_one(conn: sqlite3.Connection, send: Callable[[str], dict],
                 chat: sqlite3.Row) -> broadcasts.Outcome:
     try:
         with transaction(conn):  # a savepoint: a failed send leaves nothing behind
@@ -204,6 +237,44 @@ def deliver_one(conn: sqlite3.Connection, send: Sender,
         return broadcasts.Outcome(chat["position"], error_code=ErrorCode.INTERNAL_ERROR.value)
 
 
+def deliver_recipients(conn: sqlite3.Connection, sender: Sender,
+                       recipients: list[sqlite3.Row]) -> list[broadcasts.Outcome]:
+    """Each recipient's outcome, in their order. With ``sender.many``, the
+    active ones (membership and blocking checked on their rows, read in this
+    transaction) get their messages in one go; if that fails, each is
+    delivered alone, so every recipient still gets its own outcome."""
+    if sender.many is None:
+        return [deliver_one(conn, sender.one, chat) for chat in recipients]
+    outcomes: dict[int, broadcasts.Outcome] = {}
+    active = []
+    for chat in recipients:
+        try:
+            check_active(chat)
+        except ApiError as error:
+            outcomes[chat["position"]] = broadcasts.Outcome(chat["position"],
+                                                            error_code=error.code.value)
+        else:
+            active.append(chat)
+    if active:
+        try:
+            with transaction(conn):  # a savepoint: all of them or none
+                messages = sender.many(active)
+        except sqlite3.Error:
+            raise  # the database itself: give the whole batch back, retry later
+        except Exception as error:
+            if isinstance(error, ApiError) and error.code == ErrorCode.STORAGE_FULL:
+                raise
+            messages = None
+        if messages is None:
+            for chat in active:
+                outcomes[chat["position"]] = deliver_one(conn, sender.one, chat)
+        else:
+            for chat, message in zip(active, messages, strict=True):
+                outcomes[chat["position"]] = broadcasts.Outcome(
+                    chat["position"], message_id=message["message_id"])
+    return [outcomes[chat["position"]] for chat in recipients]
+
+
 def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlite3.Row,
                   send_limit: limits.Limit | None) -> int:
     """Deliver up to BATCH_SIZE recipients of one broadcast in one transaction;
@@ -212,8 +283,8 @@ def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlit
     if row is None:
         return 0  # removed by reset since the broadcast was listed
     bot = Bot.from_row(row)
-    send = make_sender(conn, settings, bot, broadcast["method"],
-                       json.loads(broadcast["payload"]))
+    sender = make_sender(conn, settings, bot, broadcast["method"],
+                         json.loads(broadcast["payload"]))
     with transaction(conn):
         if not broadcasts.is_unfinished(conn, broadcast["id"]):
             return 0  # cancelled or finished by another process meanwhile
@@ -227,7 +298,7 @@ def deliver_batch(conn: sqlite3.Connection, settings: Settings, broadcast: sqlit
                     limits.consume(conn, bot.id, [send_limit])
             except RateLimited:  # cannot happen inside our allowance; be safe
                 return 0
-        outcomes = [deliver_one(conn, send, chat) for chat in recipients]
+        outcomes = deliver_recipients(conn, sender, recipients)
         broadcasts.record_outcomes(conn, broadcast["id"], outcomes)
         failed = sum(1 for outcome in outcomes if outcome.error_code is not None)
         conn.after_commit(lambda: (metrics.broadcast_recipients("sent", len(outcomes) - failed),

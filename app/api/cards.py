@@ -4,7 +4,7 @@ from __future__ import annotations
 from app import results
 from app.api.registry import Call, api_method
 from app.api.sending import REPLY_ERRORS
-from app.domain.sending import send_card
+from app.domain.sending import send_card, send_card_to_chats
 from app.limits import SEND
 from app.validation import Card, ChatId, MessageId, ParseMode, ReplyMarkup, StrictSchema
 
@@ -17,8 +17,14 @@ class SendCardSchema(StrictSchema):
     parse_mode = ParseMode()
 
 
+def send_card_to_many(call: Call, chats: list) -> list[dict]:
+    p = call.params
+    return send_card_to_chats(call.conn, call.bot.id, chats, p["card"], p.get("reply_markup"))
+
+
 @api_method("sendCard", SendCardSchema(), buckets=(SEND,), result=results.Message,
-            errors=REPLY_ERRORS, summary="Send a card (info, product, status or receipt)")
+            errors=REPLY_ERRORS, summary="Send a card (info, product, status or receipt)",
+            send_to_many=send_card_to_many)
 def send_card_method(call: Call) -> dict:
     p = call.params
     return send_card(call.conn, call.bot.id, p["chat_id"], p["card"], p.get("reply_markup"),

@@ -35,9 +35,9 @@ METHODS = Catalogue("/v2")
 def api_method(name: str, schema: Schema | None = None, *, result=None,
                errors: tuple[ErrorCode, ...] = (), summary: str = "",
                buckets: tuple[str, ...] = (), prepare: Callable[[Call], Any] | None = None,
-               check_references=None):
+               check_references=None, send_to_many=None):
     """Register a /v2 method (see ``Method`` for the keywords). Multipart file
     parts are the schema's FilePart and MediaInput fields."""
     return METHODS.register(name, schema, result=result, errors=errors, summary=summary,
                             buckets=buckets, prepare=prepare,
-                            check_references=check_references)
+                            check_references=check_references, send_to_many=send_to_many)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app import results
 from app.api.registry import Call, api_method
-from app.domain.sending import send_text
+from app.domain.sending import send_text, send_text_to_chats
 from app.errors import ErrorCode
 from app.limits import SEND
 from app.validation import ChatId, MessageId, MessageText, ParseMode, ReplyMarkup, StrictSchema
@@ -23,8 +23,14 @@ class SendMessageSchema(StrictSchema):
     reply_to_message_id = MessageId()
 
 
+def send_message_to_many(call: Call, chats: list) -> list[dict]:
+    p = call.params
+    return send_text_to_chats(call.conn, call.bot.id, chats, p["text"], p.get("reply_markup"))
+
+
 @api_method("sendMessage", SendMessageSchema(), buckets=(SEND,), result=results.Message,
-            errors=REPLY_ERRORS, summary="Send a text message to an active chat")
+            errors=REPLY_ERRORS, summary="Send a text message to an active chat",
+            send_to_many=send_message_to_many)
 def send_message(call: Call) -> dict:
     p = call.params
     return send_text(call.conn, call.bot.id, p["chat_id"], p["text"],

@@ -25,8 +25,14 @@ HISTORY_BATCH = 500
 
 
 def next_message_id(conn: sqlite3.Connection, bot_id: int) -> int:
-    return conn.execute("UPDATE bots SET last_message_id = last_message_id + 1 WHERE id = ?"
-                        " RETURNING last_message_id", (bot_id,)).fetchone()[0]
+    return reserve_message_ids(conn, bot_id, 1)
+
+
+def reserve_message_ids(conn: sqlite3.Connection, bot_id: int, count: int) -> int:
+    """Take ``count`` consecutive message_ids of the bot; returns the first."""
+    last = conn.execute("UPDATE bots SET last_message_id = last_message_id + ? WHERE id = ?"
+                        " RETURNING last_message_id", (count, bot_id)).fetchone()[0]
+    return last - count + 1
 
 
 def render(row: sqlite3.Row | dict, chat_id: str) -> dict:
@@ -47,16 +53,30 @@ def insert_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *,
                    from_bot: bool, type: str, content: dict,
                    reply_to_message_id: int | None = None,
                    media_group_id: str | None = None) -> dict:
-    values = {"message_id": next_message_id(conn, bot_id), "from_bot": int(from_bot),
-              "type": type, "date": now(), "content": content,
-              "reply_to_message_id": reply_to_message_id, "media_group_id": media_group_id,
-              "edit_date": None}
-    conn.execute(
+    [message] = insert_messages(conn, bot_id, [chat], from_bot=from_bot, type=type,
+                                content=content, reply_to_message_id=reply_to_message_id,
+                                media_group_id=media_group_id)
+    return message
+
+
+def insert_messages(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row], *,
+                    from_bot: bool, type: str, content: dict,
+                    reply_to_message_id: int | None = None,
+                    media_group_id: str | None = None) -> list[dict]:
+    """The same message into each of ``chats``, with consecutive message_ids
+    in their order (a broadcast's batch takes them in one statement)."""
+    first = reserve_message_ids(conn, bot_id, len(chats))
+    date, stored = now(), dumps(content)
+    conn.executemany(
         "INSERT INTO messages (bot_id, message_id, chat_ref, from_bot, type, date, content,"
         " reply_to_message_id, media_group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (bot_id, values["message_id"], chat["id"], values["from_bot"], type, values["date"],
-         dumps(content), reply_to_message_id, media_group_id))
-    return render(values, chat["chat_id"])
+        [(bot_id, first + i, chat["id"], int(from_bot), type, date, stored,
+          reply_to_message_id, media_group_id) for i, chat in enumerate(chats)])
+    return [render({"message_id": first + i, "from_bot": int(from_bot), "type": type,
+                    "date": date, "content": content,
+                    "reply_to_message_id": reply_to_message_id,
+                    "media_group_id": media_group_id, "edit_date": None}, chat["chat_id"])
+            for i, chat in enumerate(chats)]
 
 
 def message_not_found(field: str = "message_id") -> ApiError:
@@ -94,15 +114,26 @@ def send_message(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, *, ty
                  content: dict, reply_to_message_id: int | None = None,
                  media_group_id: str | None = None) -> dict:
     """The bot sends one message to an active chat (checked by the caller)."""
+    if reply_to_message_id is not None:
+        require_reply_target(conn, bot_id, chat, reply_to_message_id)
+    [message] = send_messages(conn, bot_id, [chat], type=type, content=content,
+                              reply_to_message_id=reply_to_message_id,
+                              media_group_id=media_group_id)
+    return message
+
+
+def send_messages(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row], *,
+                  type: str, content: dict, reply_to_message_id: int | None = None,
+                  media_group_id: str | None = None) -> list[dict]:
+    """The bot sends the same message to each of ``chats`` (active, and the
+    reply target checked, by the caller): what ``send_message`` does for one."""
     if content.get("reply_markup") is not None:
         # Callers that skip the request schema (broadcast deliveries) store the
         # same keyboard a direct send would: no empty rows, none if no button.
         content = {**content, "reply_markup": stored_keyboard(content["reply_markup"])}
-    if reply_to_message_id is not None:
-        require_reply_target(conn, bot_id, chat, reply_to_message_id)
-    return insert_message(conn, bot_id, chat, from_bot=True, type=type, content=content,
-                          reply_to_message_id=reply_to_message_id,
-                          media_group_id=media_group_id)
+    return insert_messages(conn, bot_id, chats, from_bot=True, type=type, content=content,
+                           reply_to_message_id=reply_to_message_id,
+                           media_group_id=media_group_id)
 
 
 def chat_history(conn: sqlite3.Connection, chat: sqlite3.Row) -> list[dict]:

@@ -27,6 +27,21 @@ def send_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, card: dict,
                  reply_to_message_id)
 
 
+def send_text_to_chats(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row],
+                       text: str, reply_markup: dict | None = None) -> list[dict]:
+    """send_text to each of ``chats``, active ones read in the caller's
+    transaction (a broadcast's batch); the Messages in their order."""
+    return messages.send_messages(conn, bot_id, chats, type="text",
+                                  content={"text": text, "reply_markup": reply_markup})
+
+
+def send_card_to_chats(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row],
+                       card: dict, reply_markup: dict | None = None) -> list[dict]:
+    """send_card to each of ``chats``, as send_text_to_chats."""
+    return messages.send_messages(conn, bot_id, chats, type="card",
+                                  content={"card": card, "reply_markup": reply_markup})
+
+
 def _send(conn: sqlite3.Connection, bot_id: int, chat_id: str, type: str, content: dict,
           reply_to_message_id: int | None) -> dict:
     chat = require_active_chat(conn, bot_id, chat_id)

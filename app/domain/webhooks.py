@@ -141,29 +141,44 @@ def claim_due(conn: sqlite3.Connection, now: float, limit: int, lease_seconds: f
               bot_id: int | None = None) -> list[Claim]:
     """Lease the heads of up to ``limit`` bots whose delivery is due (longest
     waiting first), or only ``bot_id``'s head. Atomic across processes."""
+    with transaction(conn):
+        return _claim_due(conn, now, limit, lease_seconds, bot_id)
+
+
+def _claim_due(conn: sqlite3.Connection, now: float, limit: int, lease_seconds: float,
+               bot_id: int | None) -> list[Claim]:
+    """claim_due in the caller's write transaction."""
     machine_now = clock.machine_time()
     params = {"now": now, "cutoff": _retention_cutoff(now), "limit": limit,
               "token": secrets.token_hex(16), "machine_now": machine_now,
               "expires": machine_now + lease_seconds, "bot": bot_id}
     only_bot = " AND w.bot_id = :bot" if bot_id is not None else ""
-    with transaction(conn):
-        leased = conn.execute(
-            "UPDATE webhooks SET lease_token = :token, lease_expires_at = :expires,"
-            " leased_update_id = (SELECT MIN(u.update_id) FROM updates u"
-            "   WHERE u.bot_id = webhooks.bot_id AND u.created_at >= :cutoff)"
-            f" WHERE bot_id IN (SELECT w.bot_id FROM webhooks w WHERE {_DUE}{only_bot}"
-            "   ORDER BY w.next_attempt_at LIMIT :limit)"
-            " RETURNING bot_id, leased_update_id, generation, url, secret_token",
-            params).fetchall()
-        claims = []
-        for row in leased:
-            payload = conn.execute("SELECT payload FROM updates WHERE update_id = ?",
-                                   (row["leased_update_id"],)).fetchone()["payload"]
-            body = dumps({"update_id": row["leased_update_id"],
-                          **json.loads(payload)}).encode("utf-8")
-            claims.append(Claim(row["bot_id"], row["leased_update_id"], row["generation"],
-                                params["token"], row["url"], row["secret_token"], body))
+    leased = conn.execute(
+        "UPDATE webhooks SET lease_token = :token, lease_expires_at = :expires,"
+        " leased_update_id = (SELECT MIN(u.update_id) FROM updates u"
+        "   WHERE u.bot_id = webhooks.bot_id AND u.created_at >= :cutoff)"
+        f" WHERE bot_id IN (SELECT w.bot_id FROM webhooks w WHERE {_DUE}{only_bot}"
+        "   ORDER BY w.next_attempt_at LIMIT :limit)"
+        " RETURNING bot_id, leased_update_id, generation, url, secret_token",
+        params).fetchall()
+    claims = []
+    for row in leased:
+        payload = conn.execute("SELECT payload FROM updates WHERE update_id = ?",
+                               (row["leased_update_id"],)).fetchone()["payload"]
+        body = dumps({"update_id": row["leased_update_id"],
+                      **json.loads(payload)}).encode("utf-8")
+        claims.append(Claim(row["bot_id"], row["leased_update_id"], row["generation"],
+                            params["token"], row["url"], row["secret_token"], body))
     return claims
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one attempt on a claimed head went."""
+    claim: Claim
+    delivered: bool
+    error: str | None = None
+    attempt: Attempt | None = None   # for the delivery record, when known
 
 
 def record_attempt(conn: sqlite3.Connection, claim: Claim, delivered: bool, error: str | None,
@@ -174,33 +189,49 @@ def record_attempt(conn: sqlite3.Connection, claim: Claim, delivered: bool, erro
     ``attempt`` says what it took) and release the lease. After a success the
     same transaction claims the bot's next update, which it returns (None when
     there is none, or when the claim was lost to expiry or a new configuration)."""
+    [following] = record_attempts(conn, [Outcome(claim, delivered, error, attempt)], now,
+                                  lease_seconds, rand)
+    return following
+
+
+def record_attempts(conn: sqlite3.Connection, outcomes: list[Outcome], now: float,
+                    lease_seconds: float,
+                    rand: Callable[[], float] = random.random) -> list[Claim | None]:
+    """``record_attempt`` for several bots in one transaction (the delivery
+    threads of a process share a commit); the next claims, in order."""
     with transaction(conn):
-        if attempt is not None:
-            webhook_deliveries.record(conn, claim.bot_id, claim.update_id, attempt,
-                                      None if delivered else error or "delivery failed")
-        if delivered:
-            # Delivered is delivered, whoever holds the lease now: the
-            # receiver has the update, so it leaves the queue.
-            conn.execute("DELETE FROM updates WHERE update_id = ? AND bot_id = ?",
-                         (claim.update_id, claim.bot_id))
-        row = conn.execute("SELECT generation, failures FROM webhooks"
-                           " WHERE bot_id = ? AND lease_token = ?",
-                           (claim.bot_id, claim.lease_token)).fetchone()
-        if row is None:
-            return None  # the lease expired and was taken over: that holder records
-        release = "lease_token = NULL, lease_expires_at = NULL, leased_update_id = NULL"
-        if row["generation"] != claim.generation:
-            conn.execute(f"UPDATE webhooks SET {release} WHERE bot_id = ?", (claim.bot_id,))
-            return None
-        if not delivered:
-            failures = row["failures"] + 1
-            conn.execute(
-                f"UPDATE webhooks SET {release}, failures = ?, next_attempt_at = ?,"
-                " last_error = ?, last_error_at = ? WHERE bot_id = ?",
-                (failures, now + retry_delay(failures, rand), error or "delivery failed",
-                 int(now), claim.bot_id))
-            return None
-        conn.execute(f"UPDATE webhooks SET {release}, failures = 0, next_attempt_at = 0,"
-                     " last_success_at = ? WHERE bot_id = ?", (int(now), claim.bot_id))
-        following = claim_due(conn, now, 1, lease_seconds, bot_id=claim.bot_id)
+        return [_record(conn, outcome, now, lease_seconds, rand) for outcome in outcomes]
+
+
+def _record(conn: sqlite3.Connection, outcome: Outcome, now: float, lease_seconds: float,
+            rand: Callable[[], float]) -> Claim | None:
+    claim, delivered, error = outcome.claim, outcome.delivered, outcome.error
+    if outcome.attempt is not None:
+        webhook_deliveries.record(conn, claim.bot_id, claim.update_id, outcome.attempt,
+                                  None if delivered else error or "delivery failed")
+    if delivered:
+        # Delivered is delivered, whoever holds the lease now: the
+        # receiver has the update, so it leaves the queue.
+        conn.execute("DELETE FROM updates WHERE update_id = ? AND bot_id = ?",
+                     (claim.update_id, claim.bot_id))
+    row = conn.execute("SELECT generation, failures FROM webhooks"
+                       " WHERE bot_id = ? AND lease_token = ?",
+                       (claim.bot_id, claim.lease_token)).fetchone()
+    if row is None:
+        return None  # the lease expired and was taken over: that holder records
+    release = "lease_token = NULL, lease_expires_at = NULL, leased_update_id = NULL"
+    if row["generation"] != claim.generation:
+        conn.execute(f"UPDATE webhooks SET {release} WHERE bot_id = ?", (claim.bot_id,))
+        return None
+    if not delivered:
+        failures = row["failures"] + 1
+        conn.execute(
+            f"UPDATE webhooks SET {release}, failures = ?, next_attempt_at = ?,"
+            " last_error = ?, last_error_at = ? WHERE bot_id = ?",
+            (failures, now + retry_delay(failures, rand), error or "delivery failed",
+             int(now), claim.bot_id))
+        return None
+    conn.execute(f"UPDATE webhooks SET {release}, failures = 0, next_attempt_at = 0,"
+                 " last_success_at = ? WHERE bot_id = ?", (int(now), claim.bot_id))
+    following = _claim_due(conn, now, 1, lease_seconds, claim.bot_id)
     return following[0] if following else None

@@ -28,6 +28,13 @@ def claim_periodic(conn, name: str, interval: float, now: float | None = None) -
     return claimed is not None
 
 
+def release_claim(conn, name: str) -> None:
+    """Make ``name`` claimable again at once: its holder finished before the
+    interval it claimed (``claim_periodic`` used as a turn, not a period)."""
+    with transaction(conn):
+        conn.execute("UPDATE periodic_jobs SET next_run_at = 0 WHERE name = ?", (name,))
+
+
 def make_periodic_jobs_due(conn) -> None:
     """In the caller's transaction: the next tick of every periodic job runs
     (the service clock moved, so expired records may be waiting)."""

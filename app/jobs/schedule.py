@@ -36,7 +36,8 @@ DELIVER_WEBHOOKS = "deliver_due_webhooks"
 
 JOBS: tuple[Job, ...] = (
     Job(DELIVER_BROADCASTS, 0.5,
-        "send queued broadcast recipients, batch by batch (woken by createBroadcast);"
+        "send queued broadcast recipients, batch by batch, one process at a time (woken by"
+        " createBroadcast);"
         " app/api/broadcast_delivery.py"),
     Job(DELIVER_WEBHOOKS, 1.0,
         "deliver due updates to webhooks, retries on their schedule (woken by each new"
@@ -44,6 +45,9 @@ JOBS: tuple[Job, ...] = (
     Job("delete_expired_records", 60.0,
         "drop updates, idempotency keys and webhook delivery records past 24 hours;"
         " checkpoint the WAL; app/maintenance.py", once_per_interval=True),
+    Job("checkpoint_wal", 1.0,
+        "in every process: copy the WAL into the database, outside the write lock"
+        " (no commit does: app/db.py); app/maintenance.py"),
     Job("sweep_upload_leftovers", 600.0,
         "remove quarantine and work files of uploads no longer under way; app/maintenance.py",
         once_per_interval=True),

@@ -5,7 +5,9 @@ process, and woken at once in the process that records an update) claims the
 due queue heads, one per bot, as many as this process has free delivery
 slots, and hands them to a small thread pool. The pass itself returns at once.
 In the pool, each attempt runs outside any transaction (re-resolving the name,
-checking every address, pinning the connection: ``transport.deliver``); its
+checking every address, pinning the connection: ``transport.deliver_kept``,
+over the bot's kept connection when it still goes to an allowed address,
+``connections.py``); its
 outcome is then recorded in one write transaction that, after a success, also
 claims the bot's next update, so a busy bot's queue drains back to back. A
 receiver that hangs holds one slot for at most the 10 s deadline and delays no
@@ -31,10 +33,11 @@ from app.config import Settings
 from app.db import thread_connection
 from app.domain import webhooks
 from app.domain.webhook_deliveries import Attempt
-from app.domain.webhooks import Claim
+from app.domain.webhooks import Claim, Outcome
 from app.jobs import DELIVER_WEBHOOKS, action, wake
 from app.webhooks import transport
 from app.webhooks.addresses import default_resolver
+from app.webhooks.connections import KeptConnections
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,88 @@ def _extra_ca_data(path: str | None) -> str | None:
         return fh.read()
 
 
+class _Entry:
+    __slots__ = ("outcome", "following", "failure", "done", "wake")
+
+    def __init__(self, outcome: Outcome):
+        self.outcome = outcome
+        self.following: Claim | None = None
+        self.failure: BaseException | None = None
+        self.done = False
+        self.wake = threading.Lock()   # held until the entry is recorded or must lead
+        self.wake.acquire()
+
+
+class GroupCommit:
+    """The outcomes of this process's delivery threads, recorded together.
+
+    A thread that finished an attempt queues its outcome; if no transaction is
+    under way it records everything queued so far in one (it leads), else it
+    sleeps until its outcome is recorded by the leader, or until it is woken
+    to lead the next transaction. One bot alone never waits; bots delivering
+    at once share a commit, whose cost (writing the pages to the WAL) was
+    half of what recording an attempt took. A transaction that fails is
+    retried one outcome at a time, so each thread sees its own failure."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._queued: list[_Entry] = []
+        self._leading = False
+
+    def record(self, conn, outcome: Outcome) -> Claim | None:
+        entry = _Entry(outcome)
+        with self._lock:
+            self._queued.append(entry)
+            follow, self._leading = self._leading, True
+        if follow:
+            entry.wake.acquire()
+            if entry.done:
+                return _result(entry)
+        with self._lock:
+            batch, self._queued = self._queued, []
+        try:
+            self._commit(conn, batch)
+        finally:
+            for done in batch:
+                done.done = True
+            with self._lock:
+                successor = self._queued[0] if self._queued else None
+                self._leading = successor is not None
+            for done in batch:
+                if done is not entry:
+                    done.wake.release()
+            if successor is not None:
+                successor.wake.release()   # it leads the next transaction
+        return _result(entry)
+
+    @staticmethod
+    def _commit(conn, batch: list[_Entry]) -> None:
+        if len(batch) > 1 and _record_together(conn, batch):
+            return
+        for entry in batch:
+            _record_together(conn, [entry])
+
+
+def _record_together(conn, group: list[_Entry]) -> bool:
+    """Record ``group`` in one transaction; on failure, each entry keeps it."""
+    try:
+        claims = webhooks.record_attempts(conn, [e.outcome for e in group], clock.time(),
+                                          LEASE_SECONDS)
+    except Exception as failure:
+        for entry in group:
+            entry.failure = failure
+        return False
+    for entry, following in zip(group, claims, strict=True):
+        entry.following, entry.failure = following, None
+    return True
+
+
+def _result(entry: _Entry) -> Claim | None:
+    if entry.failure is not None:
+        raise entry.failure
+    return entry.following
+
+
 class Deliverer:
     """This process's delivery slots for one database."""
 
@@ -64,10 +149,13 @@ class Deliverer:
         self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="webhook")
         self._lock = threading.Condition()
         self._busy = 0
+        self.kept = KeptConnections()
+        self.recorder = GroupCommit()
 
     def run_pass(self, conn) -> int:
         """Claim what is due (up to the free slots) and start delivering it;
         returns the number of bots claimed."""
+        self.kept.close_idle()
         with self._lock:
             free = self.slots - self._busy
         if free <= 0:
@@ -89,6 +177,7 @@ class Deliverer:
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
+        self.kept.close_all()
 
     def _deliver_queue(self, claim: Claim | None) -> None:
         try:
@@ -106,19 +195,20 @@ class Deliverer:
 
     def _attempt(self, conn, claim: Claim) -> Claim | None:
         started_at, started = clock.now(), time.monotonic()
-        result = transport.deliver(
+        result, keep = transport.deliver_kept(
             claim.url, claim.body, claim.secret_token,
             allow_private=self.settings.webhook_allow_private, resolve=resolver,
             timeout=ATTEMPT_TIMEOUT,
-            extra_ca_data=_extra_ca_data(self.settings.webhook_ca_bundle))
+            extra_ca_data=_extra_ca_data(self.settings.webhook_ca_bundle),
+            kept=self.kept.take(claim.bot_id, claim.generation))
+        self.kept.give(claim.bot_id, claim.generation, keep)
         if not result.ok:
             # Neither the URL (it may carry the owner's own secret) nor the
             # secret_token is logged; the error names the host at most.
             log.info("webhook delivery of update %d to bot %d failed: %s",
                      claim.update_id, claim.bot_id, result.error)
         attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status)
-        following = webhooks.record_attempt(conn, claim, result.ok, result.error, clock.time(),
-                                            LEASE_SECONDS, attempt=attempt)
+        following = self.recorder.record(conn, Outcome(claim, result.ok, result.error, attempt))
         metrics.webhook_attempt(result.ok)
         return following
 

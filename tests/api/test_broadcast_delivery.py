@@ -170,7 +170,7 @@ def install_fake_send_card(monkeypatch, calls: list) -> None:
 
     monkeypatch.setitem(METHODS, "sendCard", dataclasses.replace(
         METHODS["sendCard"], handler=handler, schema=FakeCardSchema(), prepare=prepare,
-        check_references=None))
+        check_references=None, send_to_many=None))
 
 
 def test_other_send_methods_go_through_their_own_prepare_and_handler(
@@ -222,10 +222,47 @@ def test_an_unexpected_error_fails_that_recipient_only(app, bot, start_chat, mon
             raise RuntimeError("a bug")
         return original.handler(call)
 
-    monkeypatch.setitem(METHODS, "sendMessage", dataclasses.replace(original, handler=flaky))
+    def broken(call, chats):
+        raise RuntimeError("a bug in the batch path")
+
+    # The batch path fails whole, so each recipient goes through the handler.
+    monkeypatch.setitem(METHODS, "sendMessage", dataclasses.replace(
+        original, handler=flaky, send_to_many=broken))
     run_job(app, DELIVER)
     assert [r["status"] for r in all_recipients(bot, broadcast)] == ["sent", "failed", "sent"]
     assert all_recipients(bot, broadcast)[1]["last_error"] == "INTERNAL_ERROR"
+
+
+@pytest.mark.parametrize("method, payload", [
+    ("sendMessage", {"text": "hello *all*", "parse_mode": "plain",
+                     "reply_markup": {"inline_keyboard": [[], [{"text": "Go",
+                                                                "callback_data": "go"}]]}}),
+    ("sendCard", {"card": {"type": "info", "title": "News", "text": "Today",
+                           "fields": [{"label": "When", "value": "Now"}]},
+                  "reply_markup": {"inline_keyboard": [[{"text": "Open",
+                                                         "url": "https://example.com"}]]}}),
+])
+def test_a_batch_sends_what_the_method_sends_to_one_chat(app, bot, start_chat, operator, method,
+                                                         payload):
+    """sendMessage and sendCard deliver a batch in one go (Method.send_to_many);
+    each member's message is the one the method itself makes for a chat."""
+    alone, *members = [start_chat(bot) for _ in range(4)]
+    direct = bot.ok(method, chat_id=alone.chat_id, **payload)
+    broadcast = create(bot, method=method, payload=payload,
+                       chat_ids=[member.chat_id for member in members])
+    run_job(app, DELIVER)
+    sent = {r["chat_id"]: r["message_id"] for r in all_recipients(bot, broadcast)}
+    assert sorted(sent.values()) == list(range(direct["message_id"] + 1,
+                                               direct["message_id"] + 4))
+
+    def without_ids(message: dict) -> dict:
+        return {k: v for k, v in message.items() if k not in ("message_id", "chat", "date")}
+
+    for member in members:
+        [message] = [m for m in operator("userGetChat", user_id=member.user_id,
+                                         bot_id=bot.id)["messages"] if m["from_bot"]]
+        assert message["message_id"] == sent[member.chat_id]
+        assert without_ids(message) == without_ids(direct)
 
 
 # -- cancel ------------------------------------------------------------------------

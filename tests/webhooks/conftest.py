@@ -35,15 +35,17 @@ def ca_file(ca, tmp_path):
 
 @pytest.fixture
 def make_receiver(ca):
-    """make_receiver(respond=..., cert_for=HOOK_HOST, tls=True) -> Receiver."""
+    """make_receiver(respond=..., cert_for=HOOK_HOST, tls=True, host="127.0.0.1",
+    port=0) -> Receiver."""
     made: list[Receiver] = []
 
-    def factory(respond=None, *, cert_for: str = HOOK_HOST, tls: bool = True) -> Receiver:
+    def factory(respond=None, *, cert_for: str = HOOK_HOST, tls: bool = True,
+                host: str = "127.0.0.1", port: int = 0) -> Receiver:
         context = None
         if tls:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ca.issue_cert(cert_for).configure_cert(context)
-        receiver = Receiver(context, respond or answer(200))
+        receiver = Receiver(context, respond or answer(200), host, port)
         made.append(receiver)
         return receiver
 

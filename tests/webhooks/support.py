@@ -1,6 +1,8 @@
 """Local webhook receivers and their behaviours, shared by the webhook tests
 and scripts/bench: a real HTTP(S) server on 127.0.0.1 that records every
-request (path, lower-cased headers, body, arrival time)."""
+request (path, lower-cased headers, body, arrival time, and which of its TCP
+connections carried it) and counts the connections it accepted. It keeps a
+connection open between requests (HTTP/1.1), as receivers do."""
 from __future__ import annotations
 
 import json
@@ -25,6 +27,7 @@ class _Server(ThreadingHTTPServer):
 
     def get_request(self):
         sock, address = super().get_request()
+        self.receiver.connections += 1
         # As production servers do: without it, the answer waits behind
         # Nagle's algorithm for the ACK of the TLS 1.3 session tickets, which
         # the client delays by up to 40 ms.
@@ -46,6 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         receiver = self.server.receiver
         receiver.requests.append({
+            "connection": id(self.connection),
             "path": self.path,
             "headers": {k.lower(): v for k, v in self.headers.items()},
             "body": body,
@@ -55,6 +59,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def finish(self):
+        super().finish()
+        self.server.receiver.closed += 1
 
 
 def answer(status: int, *, headers: dict[str, str] | None = None, body: bytes = b"ok"):
@@ -69,13 +77,16 @@ def answer(status: int, *, headers: dict[str, str] | None = None, body: bytes = 
 
 
 class Receiver:
-    def __init__(self, ssl_context: ssl.SSLContext | None, respond: Callable[[_Handler], None]):
+    def __init__(self, ssl_context: ssl.SSLContext | None, respond: Callable[[_Handler], None],
+                 host: str = "127.0.0.1", port: int = 0):
         self.requests: list[dict] = []
         self.sni: list[str | None] = []
         self.errors = 0
+        self.connections = 0   # TCP connections accepted
+        self.closed = 0        # ... and ended (by either side)
         self.respond = respond
         self.release = threading.Event()   # lets hanging handlers finish at teardown
-        self.server = _Server(("127.0.0.1", 0), _Handler)
+        self.server = _Server((host, port), _Handler)
         self.server.receiver = self
         if ssl_context is not None:
             ssl_context.sni_callback = lambda sock, name, ctx: self.sni.append(name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from marshmallow import Schema, fields
@@ -46,9 +47,10 @@ class Method:
     # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1.
     test_tool: bool = False
 
-    @property
+    @cached_property
     def file_fields(self) -> tuple[str, ...]:
-        """Parameters that take a multipart file part (read off the schema)."""
+        """Parameters that take a multipart file part (read off the schema
+        once: the dispatcher asks on every call)."""
         if self.schema is None:
             return ()
         return tuple(name for name, field in self.schema.fields.items()
@@ -89,14 +91,15 @@ def validate_request(method: Method, body: RequestBody) -> dict:
     string. Returns the loaded parameters or raises the contract's error."""
     if body.invalid is not None:
         raise body.invalid
-    unexpected = set(body.files) - set(method.file_fields)
+    unexpected = body.files and set(body.files) - set(method.file_fields)
     if unexpected:
         name = sorted(unexpected)[0]
         raise invalid(name, f"Parameter {name} does not accept a file upload")
     params = body.params
     if body.is_form and method.schema is not None:
         params = coerce_form_values(method.schema.fields, params)
-    params = {**params, **body.files}
+    if body.files:
+        params = {**params, **body.files}
     if method.schema is None:
         if params:
             name = sorted(params)[0]

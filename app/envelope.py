@@ -25,7 +25,9 @@ def json_response(status: int, body: str, headers: dict | None = None) -> Respon
 
 
 def error_response(error: ApiError) -> Response:
-    return json_response(error.http_status, dumps(error.body()), error.headers())
+    response = json_response(error.http_status, dumps(error.body()), error.headers())
+    response.botsvc_error_code = error.code.value   # known: error_code_of need not parse
+    return response
 
 
 def error_code_of(response: Response) -> str | None:

@@ -47,7 +47,7 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     metrics.activate(counting=settings.metrics_enabled)
     metrics.reserve_value_files()
     metrics.count_from_zero(METHODS, limits.BUCKETS, media.TOOLS)
-    app = Flask(__name__, static_folder=None)   # the blueprints serve their own
+    app = BotsvcFlask(__name__, static_folder=None)   # the blueprints serve their own
     app.request_class = BotsvcRequest
     app.config["SETTINGS"] = settings
     free, released = disk.make_room_to_start(settings.data_dir)
@@ -81,6 +81,22 @@ def create_app(settings: Settings | None = None, *, start_worker: bool = False) 
     if start_worker and settings.run_scheduler:
         jobs.start_worker(app)
     return app
+
+
+class BotsvcFlask(Flask):
+    """Flask, with its check for coroutines made once per function: Flask asks
+    ``inspect`` about every hook and view on every request (seven times a
+    /v2 call), and the answer never changes for a function."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._synced: dict = {}
+
+    def ensure_sync(self, func):
+        synced = self._synced.get(func)
+        if synced is None:
+            synced = self._synced[func] = super().ensure_sync(func)
+        return synced
 
 
 def worker_app() -> Flask:

@@ -36,6 +36,7 @@ WAIT_FOR_RUNNING_SECONDS = 5.0
 CLAIM_LEASE_SECONDS = 900.0   # for claims whose process cannot be checked
 IN_PROGRESS_RETRY_AFTER = 1
 HEADER = "Idempotency-Key"
+ENVIRON_KEY = "HTTP_IDEMPOTENCY_KEY"   # the header as WSGI names it
 
 
 @dataclass(frozen=True)

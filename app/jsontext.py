@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+# One encoder for the process: ``json.dumps`` with any option builds a new
+# one per call. The encoder keeps no state between calls.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 def dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)

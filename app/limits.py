@@ -8,10 +8,12 @@ worker and multiply the limit by the number of workers.
 """
 from __future__ import annotations
 
+import functools
 import math
 import sqlite3
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 
 from app import clock, metrics
 from app.config import Settings
@@ -30,15 +32,16 @@ class Limit:
     count: int        # requests allowed per period, also the burst size
     period: float     # seconds
 
-    @property
+    # Cached: read on every call, inside the write transaction.
+    @cached_property
     def interval(self) -> float:
         return self.period / self.count
 
-    @property
+    @cached_property
     def tolerance(self) -> float:
         return self.period - self.interval
 
-    @property
+    @cached_property
     def slack(self) -> float:
         """Room for float rounding in the TAT: it is a running sum of intervals
         on a clock near 2**31 s, where each addition may be off by ~1e-7 s, so an
@@ -49,12 +52,15 @@ class Limit:
 
 def configured_limits(settings: Settings) -> dict[str, Limit]:
     """The limits in force; a setting of 0 turns that limit off (absent here)."""
-    pairs = {
-        API: (settings.rate_api_per_sec, 1.0),
-        SEND: (settings.rate_sends_per_sec, 1.0),
-        UPLOAD: (settings.rate_uploads_per_min, 60.0),
-        BROADCAST: (settings.rate_broadcasts_per_min, 60.0),
-    }
+    return _limits_of(settings.rate_api_per_sec, settings.rate_sends_per_sec,
+                      settings.rate_uploads_per_min, settings.rate_broadcasts_per_min)
+
+
+@functools.lru_cache(maxsize=16)
+def _limits_of(api: int, sends: int, uploads: int, broadcasts: int) -> dict[str, Limit]:
+    # Made once per setting values, not on every request (read-only after).
+    pairs = {API: (api, 1.0), SEND: (sends, 1.0), UPLOAD: (uploads, 60.0),
+             BROADCAST: (broadcasts, 60.0)}
     return {bucket: Limit(bucket, count, period)
             for bucket, (count, period) in pairs.items() if count > 0}
 

@@ -43,11 +43,37 @@ def wrk_post(url: str, body: str, headers: dict, seconds: int = 10,
     finally:
         os.unlink(script.name)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+    return {"requests": int(re.search(r"(\d+) requests in", out).group(1)),
+            "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
             "p50": _ms(re.search(r"50%\s+([\d.]+\w+)", out).group(1)),
             "p99": _ms(re.search(r"99%\s+([\d.]+\w+)", out).group(1)),
             "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """User+sys CPU seconds of every live process of a process group (a server:
+    master and workers), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:   # pgrp; utime and stime follow at 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def wrk_cpu(server, url: str, body: str, headers: dict, seconds: int) -> dict:
+    """``wrk_post``, with the server's CPU time per request beside it."""
+    before = group_cpu_seconds(server.process.pid)
+    measured = wrk_post(url, body, headers, seconds=seconds)
+    spent = group_cpu_seconds(server.process.pid) - before
+    return {**measured, "cpu_us": spent / max(1, measured["requests"]) * 1e6}
 
 
 def _ms(text: str) -> float:
@@ -55,32 +81,8 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
-def group_cpu_seconds(pgid: int) -> float:
-    """CPU time (user + system) used so far by the processes of a process
-    group (a server's master and workers), from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue   # gone meanwhile
-        if int(fields[2]) == pgid:   # pgrp; then utime and stime are fields 11 and 12
-            total += int(fields[11]) + int(fields[12])
-    return total / ticks
-
-
-def wrk_post_cpu(server, url: str, body: str, headers: dict, seconds: int) -> dict:
-    """wrk_post, plus the server's CPU milliseconds per request served: less
-    swayed than requests/s by what else the machine runs."""
-    before = group_cpu_seconds(server.process.pid)
-    measured = wrk_post(url, body, headers, seconds=seconds)
-    used = group_cpu_seconds(server.process.pid) - before
-    return {**measured, "cpu_ms": 1000 * used / max(1, measured["requests"])}
-
-
 def line(label: str, m: dict) -> str:
-    cpu = f"   CPU {m['cpu_ms']:.3f} ms/call" if "cpu_ms" in m else ""
+    cpu = f"   server CPU {m['cpu_us']:>6.0f} us/req" if "cpu_us" in m else ""
     return (f"  {label:<28} {m['rps']:>9.0f} req/s   p50 {m['p50']:>7.2f} ms   "
             f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}{cpu}")
 
@@ -113,19 +115,24 @@ def _send_target(server) -> tuple[str, str, dict]:
 @part("api")
 def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
     """sendMessage under concurrent load beside a bare JSON endpoint, beside
-    the same service with its metrics off (BOTSVC_METRICS=0) and beside it
-    with its call log off (BOTSVC_CALL_LOG=0)."""
+    the same service with its metrics off (BOTSVC_METRICS=0), with its call
+    log off (BOTSVC_CALL_LOG=0), and beside the starting main's sendMessage
+    (scripts/bench_percall.py's baseline tree, served by its own
+    scripts/server)."""
+    from scripts.bench_percall import baseline_server_argv
+
     bare_argv = [sys.executable, "-m", "gunicorn", "-c", "python:app.gunicorn_conf",
                  "--chdir", str(REPO / "scripts"), "bench_bare:app"]
-    for name in ("bare", "svc", "plain", "unlogged"):
+    for name in ("bare", "svc", "plain", "unlogged", "baseline"):
         (tmp / name).mkdir()
     with running_server(tmp / "bare", argv=bare_argv, **NO_LIMITS) as bare, \
             running_server(tmp / "svc", **NO_LIMITS) as server, \
             running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain, \
-            running_server(tmp / "unlogged", BOTSVC_CALL_LOG=0, **NO_LIMITS) as unlogged:
+            running_server(tmp / "unlogged", BOTSVC_CALL_LOG=0, **NO_LIMITS) as unlogged, \
+            running_server(tmp / "baseline", argv=baseline_server_argv(), **NO_LIMITS) as base:
         bare_url = f"{bare.base_url}/bare"
         servers = {"sendMessage": server, "sendMessage, metrics off": plain,
-                   "sendMessage, call log off": unlogged}
+                   "sendMessage, call log off": unlogged, "sendMessage, starting main": base}
         targets = {label: _send_target(served) for label, served in servers.items()}
         wrk_post(bare_url, "{}", {}, seconds=2)   # warm-up of each
         for url, data, headers in targets.values():
@@ -133,26 +140,36 @@ def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
         bares: list[dict] = []
         measured: dict[str, list[dict]] = {label: [] for label in targets}
         for turn in range(rounds):   # in turns, so other load weighs on all alike
-            bares.append(wrk_post(bare_url, "{}", {}, seconds=seconds))
-            order = list(targets) if turn % 2 == 0 else list(targets)[::-1]   # ABBA
+            bares.append(wrk_cpu(bare, bare_url, "{}", {}, seconds=seconds))
+            order = list(targets) if turn % 2 == 0 else list(targets)[::-1]   # none always first
             for label in order:
                 url, data, headers = targets[label]
-                measured[label].append(wrk_post_cpu(servers[label], url, data, headers,
-                                                    seconds))
+                measured[label].append(wrk_cpu(servers[label], url, data, headers, seconds))
     print(f"api: 2 gunicorn workers x 4 threads; wrk, 8 connections; {rounds} alternating "
           f"rounds of {seconds} s")
     for turn, bare_m in enumerate(bares):
         print(line("bare JSON endpoint", bare_m))
         for label, results in measured.items():
             print(line(label, results[turn]))
-    sends = measured["sendMessage"]
+    sends, bases = measured["sendMessage"], measured["sendMessage, starting main"]
     ratio = median([t["rps"] / b["rps"] for b, t in zip(bares, sends, strict=True)])
     print(f"  sendMessage / bare (median of rounds) = {ratio:.2f} of the requests per second "
           f"(aim: 0.60 or more)")
+    cpu_ratio = median([b["cpu_us"] / t["cpu_us"] for b, t in zip(bares, sends, strict=True)])
+    print(f"  bare / sendMessage server CPU per request (median of rounds) = {cpu_ratio:.2f} "
+          f"(the requests per second ratio on a machine where the server has the CPUs to "
+          f"itself; sendMessage {median([t['cpu_us'] for t in sends]):.0f} us, bare "
+          f"{median([b['cpu_us'] for b in bares]):.0f} us)")
+    before = median([b["rps"] / t["rps"] for b, t in zip(bases, bares, strict=True)])
+    print(f"  starting main's sendMessage / bare (median of rounds) = {before:.2f} of the "
+          f"requests per second")
+    cpu_now = median([t["cpu_us"] / b["cpu_us"] for b, t in zip(bases, sends, strict=True)])
+    print(f"  sendMessage server CPU per request, this tree / starting main (median of "
+          f"rounds) = {cpu_now:.2f}")
     for label, what in (("sendMessage, metrics off", "metrics"),
                         ("sendMessage, call log off", "the call log")):
         cost = median([t["rps"] / b["rps"] for b, t in zip(measured[label], sends, strict=True)])
-        cpu = median([t["cpu_ms"] / b["cpu_ms"]
+        cpu = median([t["cpu_us"] / b["cpu_us"]
                       for b, t in zip(measured[label], sends, strict=True)])
         print(f"  sendMessage with {what} / without (median of rounds) = {cost:.3f} "
               f"of the requests per second (aim: 0.95 or more), {cpu:.3f} times the "
@@ -212,6 +229,26 @@ def bench_tools(tmp: Path) -> None:
     tools_part.run(tmp)
 
 
+@part("percall")
+def bench_percall(tmp: Path) -> None:
+    """sendMessage and getMe per call in process, beside the baseline tree
+    (``--instructions``: counted by callgrind instead of timed)."""
+    from scripts import bench_percall as percall_part
+
+    if OPTIONS.get("instructions"):
+        percall_part.instructions(tmp)
+    else:
+        percall_part.run(tmp)
+
+
+@part("scale")
+def bench_scale(tmp: Path) -> None:
+    """Calls at three sizes of history (``--sizes``, default 1e4,1e6)."""
+    from scripts import bench_scale as scale_part
+
+    scale_part.run(tmp, OPTIONS.get("sizes"))
+
+
 @part("upload")
 def bench_upload(tmp: Path, rounds: int = 3) -> None:
     """uploadFile of a photo, a 30 s 1080p video and a 3 min song beside the
@@ -221,6 +258,10 @@ def bench_upload(tmp: Path, rounds: int = 3) -> None:
     (tmp / "svc").mkdir()
     with running_server(tmp / "svc", **NO_LIMITS) as server:
         upload_part.run(tmp, server, rounds, alternate, median)
+
+
+# Options of the parts that take some (``scripts/bench scale --sizes 1e4,1e6``).
+OPTIONS: dict = {}
 
 
 @part("frontdoor")
@@ -242,7 +283,16 @@ def bench_sandbox(tmp: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
-    chosen = argv or list(PARTS)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="scripts/bench")
+    parser.add_argument("parts", nargs="*", help=f"of: {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="percall: count instructions under callgrind")
+    parser.add_argument("--sizes", help="scale: sizes in messages, e.g. 1e4,1e6,1e7")
+    options = parser.parse_args(argv)
+    OPTIONS.update({k: v for k, v in vars(options).items() if k != "parts"})
+    chosen = options.parts or list(PARTS)
     unknown = [name for name in chosen if name not in PARTS]
     if unknown:
         raise SystemExit(f"unknown part(s) {unknown}; parts: {', '.join(PARTS)}")

@@ -40,18 +40,22 @@ PIPELINE_ERRORS = (ErrorCode.PLATFORM_DISABLED, ErrorCode.UNAUTHORIZED, ErrorCod
 
 @bp.route("/<name>", methods=ALL_HTTP_METHODS, provide_automatic_options=False)
 def call_method(name: str) -> Response:
-    key = request.headers.get(idem.HEADER)
+    # The request itself, not Flask's proxy of it: each use of the proxy
+    # looks the request up again, and this function uses it a dozen times.
+    req = request._get_current_object()
+    environ = req.environ   # the headers as the server gave them: no copy
+    key = environ.get(idem.ENVIRON_KEY)
     capture = call_records.call_started(name, key)
     method = METHODS.get(name)
     if method is None:
         _note_caller(capture)
         raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
-    if request.method != "POST":
+    if req.method != "POST":
         _note_caller(capture)
         raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
-    token = bearer_token(request.headers.get("Authorization"))
+    token = bearer_token(environ.get("HTTP_AUTHORIZATION"))
     bot, platform_is_disabled = identify_bot(conn, token)
     if bot is not None:
         g.bot_id = bot.id   # the log line's
@@ -65,10 +69,10 @@ def call_method(name: str) -> Response:
         faults.intercept(conn, bot.id, name)   # the contract: right after the token
     if bot.disabled:
         raise bot_disabled()
-    if method.file_fields and is_form_request(request):
+    if method.file_fields and is_form_request(req):
         # Before a byte of the body lands in the quarantine.
         disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
-    body = parse_body(request, settings.upload_max_bytes)
+    body = parse_body(req, settings.upload_max_bytes)
     if capture is not None:
         capture.body = body
     call = Call(conn, settings, bot, name, files=body.files)
@@ -135,9 +139,11 @@ class Run:
         self.handler_wrote: bool | None = None
 
     def single(self) -> Response:
-        """Check, consume, execute and store in one write transaction."""
+        """Check, consume, execute and store in one write transaction; the
+        answer is made once the write lock is released (every other writer
+        waits for that lock)."""
         try:
-            return self._checked(self._execute_and_store)
+            return json_response(*self._checked(self._execute_and_store))
         except ApiError as error:
             if error.code != ErrorCode.STORAGE_FULL or self.key or self.handler_wrote:
                 raise
@@ -160,7 +166,7 @@ class Run:
         """Claim the key, run the slow part outside any transaction, then store."""
         replay = self._checked(self._claim)
         if replay is not None:
-            return replay
+            return json_response(*replay)
         try:
             if isinstance(self.validated, ApiError):
                 raise self.validated
@@ -221,18 +227,18 @@ class Run:
         if self.key:
             idem.claim(self.conn, self.call.bot.id, self.key, self.call.method, self.fp)
 
-    def _execute_and_store(self) -> Response:
+    def _execute_and_store(self) -> tuple[int, str, dict]:
         status, body, headers = self._execute_in_savepoint()
         self._store(status, body)
-        return json_response(status, body, headers)
+        return status, body, headers
 
-    def _replay_or_none(self) -> Response | None:
+    def _replay_or_none(self) -> tuple[int, str, dict] | None:
         if not self.key:
             return None
         stored = idem.lookup(self.conn, self.call.bot.id, self.key, self.call.method, self.fp)
         if stored is None:
             return None
-        return json_response(stored.http_status, stored.body, {REPLAY_HEADER: "true"})
+        return stored.http_status, stored.body, {REPLAY_HEADER: "true"}
 
     def _execute_in_savepoint(self) -> tuple[int, str, dict]:
         if isinstance(self.validated, ApiError):

@@ -1,0 +1,96 @@
+"""One tree of botsvc in a process of its own, for ``scripts/bench percall``.
+
+    python scripts/percall_child.py TREE DATA_DIR
+
+imports ``app`` from TREE (a checkout: the current one, or the baseline's
+worktree), builds the app with the Flask test client, a bot, a user and a
+chat, then answers commands on stdin, one a line: ``sendMessage N`` or
+``getMe N`` makes N calls and prints ``{"wall": s, "cpu": s}`` for the N.
+With ``--once METHOD N`` it makes the calls and exits (for callgrind, which
+counts the instructions of the whole process: the difference between two
+runs of different N is the calls' own).
+
+Stand-alone on purpose: it must run the baseline's code, so it imports
+nothing of the tree it lives in. The app is set up as gunicorn's worker
+sets it up: the log configured (the access line written, to stderr, which
+the parent sends to /dev/null), metrics counted into multiprocess files,
+and rate limits in force (high enough never to refuse).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+ADMIN = "percall-admin-token"
+HIGH = 1_000_000   # a limit in force that never refuses: the rate path runs
+
+
+def build(tree: str, data_dir: str):
+    sys.path.insert(0, tree)
+    os.chdir(tree)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.path.join(data_dir, "metrics")
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+    from app import logs
+    from app.config import Settings
+    try:
+        from app.factory import create_app
+    except ImportError:   # the baseline: the factory was app/__init__.py
+        from app import create_app
+    import app as package
+    assert os.path.dirname(os.path.abspath(package.__file__)) == os.path.join(tree, "app"), \
+        package.__file__
+    settings = Settings.from_env({}, data_dir=data_dir, admin_token=ADMIN,
+                                 rate_api_per_sec=HIGH, rate_sends_per_sec=HIGH,
+                                 rate_uploads_per_min=HIGH, rate_broadcasts_per_min=HIGH)
+    logs.configure(settings.log_format)
+    return create_app(settings)
+
+
+def setup(app) -> dict:
+    client = app.test_client()
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+
+    def operator(method: str, **params):
+        response = client.post(f"/manage/v1/{method}", json=params, headers=admin)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        return response.get_json()["result"]
+
+    created = operator("createBot", username="percall_bot")
+    user = operator("createUser")["user_id"]
+    chat = operator("userStart", user_id=user, bot_id=created["bot"]["id"])["chat_id"]
+    auth = {"Authorization": f"Bearer {created['token']}"}
+    send = json.dumps({"chat_id": chat, "text": "benchmark message"}).encode()
+    calls = {"sendMessage": ("/v2/sendMessage", send), "getMe": ("/v2/getMe", b"{}")}
+
+    def run(method: str, n: int) -> None:
+        path, body = calls[method]
+        for _ in range(n):
+            response = client.post(path, data=body, headers=auth,
+                                   content_type="application/json")
+            if response.status_code != 200:
+                raise SystemExit(f"{method}: {response.get_data(as_text=True)}")
+    return {"run": run}
+
+
+def main(argv: list[str]) -> None:
+    tree, data_dir = argv[0], argv[1]
+    app = build(os.path.abspath(tree), data_dir)
+    bench = setup(app)
+    bench["run"]("sendMessage", 50)   # warm-up: caches, lazy imports, first rows
+    bench["run"]("getMe", 50)
+    if len(argv) > 2 and argv[2] == "--once":
+        bench["run"](argv[3], int(argv[4]))
+        return
+    print("ready", flush=True)
+    for line in sys.stdin:
+        method, n = line.split()
+        wall, cpu = time.perf_counter(), time.process_time()
+        bench["run"](method, int(n))
+        print(json.dumps({"wall": time.perf_counter() - wall,
+                          "cpu": time.process_time() - cpu}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

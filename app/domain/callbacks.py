@@ -85,12 +85,14 @@ def answers_seen(conn: sqlite3.Connection, chat: sqlite3.Row,
     the order they were given. An index lookup per message
     (``callback_queries_by_message``), so the chat's other clicks cost nothing.
     Named with INDEXED BY: without statistics SQLite prefers the index that
-    gives the answer order, which reads every answered click of the chat."""
+    gives the answer order, which reads every answered click of the chat. The
+    answers of one page are few, so they are put in order here rather than
+    by SQLite's sort."""
     if not message_ids:
         return []
     marks = ",".join("?" * len(message_ids))
     rows = conn.execute(
         f"SELECT * FROM callback_queries INDEXED BY callback_queries_by_message"
         f" WHERE chat_ref = ? AND message_id IN ({marks})"
-        f" AND answer_seq IS NOT NULL ORDER BY answer_seq", (chat["id"], *message_ids))
-    return [render_answer(row) for row in rows]
+        f" AND answer_seq IS NOT NULL", (chat["id"], *message_ids)).fetchall()
+    return [render_answer(row) for row in sorted(rows, key=lambda row: row["answer_seq"])]

@@ -1,15 +1,16 @@
 """Writing the call log without ever failing or delaying a call.
 
 A call's record is made when its answer is known and handed to this
-process's ``CallLogWriter``, a small in-memory buffer; it is written after
-the answer has gone out (``write_soon``, from the response's close), never
-in the call's own transaction, and never by waiting for the write lock:
+process's ``CallLogWriter``, a small in-memory buffer; it is written
+(``write_soon``) never in the call's own transaction, and never by waiting
+for the write lock longer than a moment:
 
 - while this process answers its /v2 calls one at a time (as a test, or a
   quiet bot, makes them one after another), the buffer is written at once,
-  in its own transaction, if the write lock is free. A record is then in the
-  database before its caller can make its next call, so records follow the
-  calls' order across worker processes;
+  in its own transaction, before the answer is sent, if the write lock is
+  free within ORDER_WAIT_SECONDS (a job or another worker may hold it for a
+  moment). A record is then in the database before its caller can make its
+  next call, so records follow the calls' order across worker processes;
 - once two calls have been answered side by side in this process (within
   the last OVERLAP_MEMORY_SECONDS), or when the lock is busy, a background
   thread of this process writes the buffer every BATCH_SECONDS, in one
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 EXTENSION = "botsvc.call_log"   # the app's CallLogWriter in app.extensions (none: BOTSVC_CALL_LOG=0)
 BATCH_SECONDS = 0.2
 OVERLAP_MEMORY_SECONDS = 1.0
+ORDER_WAIT_SECONDS = 0.02     # how long a lone call's record may wait for the lock
 MAX_PENDING_BYTES = 8 * 1024 * 1024
 RECORDS_PER_TRANSACTION = 500
 IDLE_SECONDS = 30.0          # the background thread ends after this long idle
@@ -94,24 +96,32 @@ class CallLogWriter:
 
     # -- writing ------------------------------------------------------------------
     def write_soon(self) -> None:
-        """After an answer went out: write the buffer now if this process
-        answers its calls one at a time and the write lock is free, else
-        leave it to the background thread. Never raises, never waits for a
-        lock."""
+        """Once a call's answer is known, before it is sent: write the buffer
+        now if this process answers its calls one at a time and the write
+        lock is free within ORDER_WAIT_SECONDS, else leave it to the
+        background thread. Never raises."""
         if self._in_flight or time.monotonic() - self._overlapped_at < OVERLAP_MEMORY_SECONDS:
             self._start_background_writer()
             return
-        self.write_if_free()
+        self.write_if_free(ORDER_WAIT_SECONDS)
 
-    def write_if_free(self) -> None:
+    def write_if_free(self, patience: float = 0.0) -> None:
         """Write the buffer now if the write lock is free (getBotCalls: what
-        this process holds, before it reads), else leave it to the thread."""
-        try:
-            self._write(thread_connection(self.db_path), wait=False)
-        except WriteLockBusy:
-            self._start_background_writer()
-        except Exception:   # noqa: BLE001 - best effort: never the caller's failure
-            log.exception("the call log could not be written")
+        this process holds, before it reads), asking again for ``patience``
+        seconds, else leave it to the thread."""
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                self._write(thread_connection(self.db_path), wait=False)
+                return
+            except WriteLockBusy:
+                if time.monotonic() >= deadline:
+                    self._start_background_writer()
+                    return
+                time.sleep(0.001)
+            except Exception:   # noqa: BLE001 - best effort: never the caller's failure
+                log.exception("the call log could not be written")
+                return
 
     def _write(self, conn: sqlite3.Connection, *, wait: bool) -> None:
         while True:

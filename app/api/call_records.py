@@ -7,9 +7,9 @@ what it read (``CallCapture``: the token's bot, the Idempotency-Key, the
 parsed body), and the answer gives the rest (a success's ``result`` is a
 slice of its bytes, never encoded again; a failure's error_code and
 description). A getUpdates that succeeds with no update is counted, not
-recorded. The record is handed to the process's CallLogWriter and written
-after the answer has gone out (``call_on_close``): how is the writer's
-business. Every call pays for this, so it reads each value once.
+recorded. The record is handed to the process's CallLogWriter, which
+writes it before the answer is sent when it can do so at once: how is the
+writer's business. Every call pays for this, so it reads each value once.
 
 A record never holds a token, a header but the Idempotency-Key, or file
 bytes: a file part is ``{file_name, size}``, and the bot's own token, where
@@ -88,7 +88,9 @@ def record_call(response: Response) -> None:
         record = poll = None
     capture.writer.call_answered(record, poll)
     if record is not None or poll is not None:
-        response.call_on_close(capture.writer.write_soon)
+        # Before the answer goes out: a caller's next call then finds this
+        # one's record written, whichever worker serves it.
+        capture.writer.write_soon()
 
 
 def _record_of(capture: CallCapture, response: Response, context_g

@@ -1,7 +1,10 @@
 """Shared fixtures: the real app on a temporary SQLite file.
 
 Rate limits are off unless a test turns them on (``make_app(rate_api_per_sec=...)``),
-so that tests which make many calls measure behaviour, not timing.
+so that tests which make many calls measure behaviour, not timing; so is the
+bot's call log (a module that tests it overrides the ``call_log_settings``
+fixture, as the call log's and the sandbox's tests do): a lone call's record
+is a transaction of its own, a third of an in-process call's time.
 
 A test that starts a real server or a browser must carry the ``server`` or
 ``browser`` marker (``scripts/test --fast`` leaves those out): one that does
@@ -18,7 +21,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from flask import Flask
 from selenium import webdriver
+from werkzeug.routing import Rule
 
 from app.config import DATABASE_FILE, Settings
 from app.db import checkpoint, connect
@@ -79,6 +84,40 @@ def scanner_settings() -> dict:
     return {}
 
 
+class _BuildersOnFirstUse(Rule):
+    """werkzeug compiles two URL builders for each rule as it is added (about
+    0.4 ms each, from generated source): some 8 ms of an app's 14 ms, made
+    about 2,000 times by the suite, though a test builds one URL at most.
+    Here a builder is compiled the first time it is used; matching, and the
+    URLs built, stay werkzeug's own. Test-only: a server compiles its rules
+    once. Should werkzeug rename this private method, the override is simply
+    never called and the suite is slower, not wrong."""
+
+    def _compile_builder(self, append_unknown: bool = True):
+        compiled = None
+
+        def build(rule, *args, **kwargs):
+            nonlocal compiled
+            if compiled is None:
+                compiled = Rule._compile_builder(rule, append_unknown)
+            return compiled(rule, *args, **kwargs)
+        return build
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _url_builders_on_first_use():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Flask, "url_rule_class", _BuildersOnFirstUse)
+        yield
+
+
+@pytest.fixture
+def call_log_settings() -> dict:
+    """The call log is off for the suite's apps; a module that tests it
+    overrides this fixture with ``{}`` (on, as an installation has it)."""
+    return {"call_log": False}
+
+
 @pytest.fixture(scope="session")
 def migrated_database(tmp_path_factory) -> Path:
     """A database with every migration applied, made once per session: a test's
@@ -93,10 +132,10 @@ def migrated_database(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def make_app(tmp_path, scanner_settings, migrated_database):
+def make_app(tmp_path, scanner_settings, call_log_settings, migrated_database):
     def factory(**overrides):
         values = dict(data_dir=str(tmp_path / "data"), admin_token=ADMIN_TOKEN,
-                      **NO_RATE_LIMITS, **scanner_settings)
+                      **NO_RATE_LIMITS, **scanner_settings, **call_log_settings)
         values.update(overrides)
         database = Path(values["data_dir"]) / DATABASE_FILE
         if not database.exists():

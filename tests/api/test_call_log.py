@@ -23,6 +23,11 @@ ABSENT = object()
 
 
 @pytest.fixture
+def call_log_settings() -> dict:
+    return {}   # the bot's call log on, as an installation has it
+
+
+@pytest.fixture
 def app(make_app):
     return make_app(test_tools=True)
 

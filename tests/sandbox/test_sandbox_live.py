@@ -21,6 +21,11 @@ STATE_KEYS = {"version", "now", "changed", "full", "membership", "status", "mess
 
 
 @pytest.fixture
+def call_log_settings() -> dict:
+    return {}   # the bot's call log on, as an installation has it
+
+
+@pytest.fixture
 def world(person, client):
     """A bot (over /v2) and a user who started it from the sandbox."""
     created = person.ok("createBot", username="shop_bot", display_name="Shop",

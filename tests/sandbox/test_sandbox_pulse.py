@@ -10,6 +10,11 @@ from app.sandbox.pulse import failing_since
 from tests.support.contract import BotClient, assert_invalid
 
 
+@pytest.fixture
+def call_log_settings() -> dict:
+    return {}   # the bot's call log on, as an installation has it
+
+
 def attempt(started_at: int, http_status: int | None = None, error: str | None = None) -> dict:
     record = {"update_id": 1, "attempt": 1, "started_at": started_at, "duration_ms": 5}
     if http_status is not None:

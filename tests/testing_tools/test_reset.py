@@ -13,6 +13,11 @@ from tests.support.media_files import multipart
 
 
 @pytest.fixture
+def call_log_settings() -> dict:
+    return {}   # the bot's call log on, as an installation has it
+
+
+@pytest.fixture
 def app(make_app, offline_signatures):
     # Rate limits on, so that there is rate state to forget.
     return make_app(test_tools=True, rate_api_per_sec=1000, rate_sends_per_sec=1000,

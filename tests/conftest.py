@@ -2,9 +2,9 @@
 
 Rate limits are off unless a test turns them on (``make_app(rate_api_per_sec=...)``),
 so that tests which make many calls measure behaviour, not timing; so is the
-bot's call log (a module that tests it overrides the ``call_log_settings``
-fixture, as the call log's and the sandbox's tests do): a lone call's record
-is a transaction of its own, a third of an in-process call's time.
+bot's call log unless a test carries the ``call_log`` marker (as the call
+log's and the sandbox's tests do): a lone call's record is a transaction of
+its own, a third of an in-process call's time.
 
 A test that starts a real server or a browser must carry the ``server`` or
 ``browser`` marker (``scripts/test --fast`` leaves those out): one that does
@@ -112,10 +112,10 @@ def _url_builders_on_first_use():
 
 
 @pytest.fixture
-def call_log_settings() -> dict:
-    """The call log is off for the suite's apps; a module that tests it
-    overrides this fixture with ``{}`` (on, as an installation has it)."""
-    return {"call_log": False}
+def call_log_settings(request) -> dict:
+    """The call log is off for the suite's apps, unless the test carries the
+    ``call_log`` marker (on, as an installation has it)."""
+    return {} if request.node.get_closest_marker("call_log") else {"call_log": False}
 
 
 @pytest.fixture(scope="session")

@@ -18,13 +18,9 @@ from app.jsontext import dumps
 from app.media import build_test_signature_db
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid
 
+pytestmark = pytest.mark.call_log   # the log under test
 MISSING_CHAT = "vc_" + "0" * 40
 ABSENT = object()
-
-
-@pytest.fixture
-def call_log_settings() -> dict:
-    return {}   # the bot's call log on, as an installation has it
 
 
 @pytest.fixture

@@ -15,14 +15,10 @@ from tests.support.contract import BotClient, assert_failure, assert_invalid
 from tests.support.media_files import image_bytes, multipart
 from tests.support.query_plans import full_scans, statements_of
 
+pytestmark = pytest.mark.call_log   # the inspector shows the calls
 KEYBOARD = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
 STATE_KEYS = {"version", "now", "changed", "full", "membership", "status", "messages", "deleted",
               "callback_answers", "events"}
-
-
-@pytest.fixture
-def call_log_settings() -> dict:
-    return {}   # the bot's call log on, as an installation has it
 
 
 @pytest.fixture

@@ -9,10 +9,7 @@ import pytest
 from app.sandbox.pulse import failing_since
 from tests.support.contract import BotClient, assert_invalid
 
-
-@pytest.fixture
-def call_log_settings() -> dict:
-    return {}   # the bot's call log on, as an installation has it
+pytestmark = pytest.mark.call_log   # the pulse shows the bot's calls
 
 
 def attempt(started_at: int, http_status: int | None = None, error: str | None = None) -> dict:

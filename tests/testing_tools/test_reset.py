@@ -11,10 +11,7 @@ from app.domain.installation import KEPT_TABLES, RESET_TABLES
 from tests.support.contract import assert_failure, assert_invalid
 from tests.support.media_files import multipart
 
-
-@pytest.fixture
-def call_log_settings() -> dict:
-    return {}   # the bot's call log on, as an installation has it
+pytestmark = pytest.mark.call_log   # a reset empties it too
 
 
 @pytest.fixture

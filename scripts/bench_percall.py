@@ -12,6 +12,7 @@ machine's load does not move at all.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import statistics
@@ -49,10 +50,11 @@ def baseline_server_argv() -> list[str]:
 
 
 class Child:
-    def __init__(self, tree: Path, data_dir: Path):
+    def __init__(self, tree: Path, data_dir: Path, call_log: bool = True):
         data_dir.mkdir(parents=True)
+        env = dict(os.environ, PERCALL_CALL_LOG="on" if call_log else "off")
         self.process = subprocess.Popen(
-            [sys.executable, str(CHILD), str(tree), str(data_dir)], cwd=tree,
+            [sys.executable, str(CHILD), str(tree), str(data_dir)], cwd=tree, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         ready = self.process.stdout.readline().strip()
         if ready != "ready":
@@ -69,8 +71,13 @@ class Child:
 
 
 def run(tmp: Path, rounds: int = 12, calls: int = 400) -> None:
-    trees = {"baseline": baseline_tree(), "this tree": REPO}
-    children = {name: Child(tree, tmp / name.replace(" ", "-")) for name, tree in trees.items()}
+    """The baseline, this tree, and this tree with the bot's call log off
+    (the baseline has no call log: a lone call's record is a transaction of
+    its own, docs/call-log.md), in turns whose order reverses every round."""
+    trees = {"baseline": (baseline_tree(), True), "this tree": (REPO, True),
+             "this tree, call log off": (REPO, False)}
+    children = {name: Child(tree, tmp / re.sub(r"\W+", "-", name), call_log)
+                for name, (tree, call_log) in trees.items()}
     figures = {(name, method, kind): [] for name in trees for method in METHODS
                for kind in ("cpu", "wall")}
     try:
@@ -85,15 +92,18 @@ def run(tmp: Path, rounds: int = 12, calls: int = 400) -> None:
         for child in children.values():
             child.close()
     print(f"percall: Flask test client in process; baseline {BASELINE_COMMIT[:12]} and this "
-          f"tree in separate processes, {rounds} ABBA rounds of {calls} calls each")
-    for method in METHODS:
-        for kind in ("cpu", "wall"):
-            base = figures[("baseline", method, kind)]
-            this = figures[("this tree", method, kind)]
-            ratios = [t / b for b, t in zip(base, this, strict=True)]
-            print(f"  {method:<12} {kind:>4}: {statistics.median(this):7.1f} us beside "
-                  f"{statistics.median(base):7.1f} us = {statistics.median(ratios):.2f} "
-                  f"(rounds {min(ratios):.2f}-{max(ratios):.2f}; aim {AIM:.2f} or less)")
+          f"tree (with its call log, and without) in separate processes, {rounds} rounds of "
+          f"{calls} calls each, in turns")
+    for name in ("this tree", "this tree, call log off"):
+        print(f"  {name}:")
+        for method in METHODS:
+            for kind in ("cpu", "wall"):
+                base = figures[("baseline", method, kind)]
+                this = figures[(name, method, kind)]
+                ratios = [t / b for b, t in zip(base, this, strict=True)]
+                print(f"    {method:<12} {kind:>4}: {statistics.median(this):7.1f} us beside "
+                      f"{statistics.median(base):7.1f} us = {statistics.median(ratios):.2f} "
+                      f"(rounds {min(ratios):.2f}-{max(ratios):.2f}; aim {AIM:.2f} or less)")
 
 
 def instructions(tmp: Path, small: int = 50, large: int = 250) -> None:

@@ -41,9 +41,13 @@ def build(tree: str, data_dir: str):
     import app as package
     assert os.path.dirname(os.path.abspath(package.__file__)) == os.path.join(tree, "app"), \
         package.__file__
+    # The bot's call log (on by default) turned off: PERCALL_CALL_LOG=off
+    # (the baseline has none, nor the setting).
+    off = {"call_log": False} if os.environ.get("PERCALL_CALL_LOG") == "off" else {}
     settings = Settings.from_env({}, data_dir=data_dir, admin_token=ADMIN,
                                  rate_api_per_sec=HIGH, rate_sends_per_sec=HIGH,
-                                 rate_uploads_per_min=HIGH, rate_broadcasts_per_min=HIGH)
+                                 rate_uploads_per_min=HIGH, rate_broadcasts_per_min=HIGH,
+                                 **off)
     logs.configure(settings.log_format)
     return create_app(settings)
 

@@ -1,16 +1,18 @@
 """Writing the call log without ever failing or delaying a call.
 
 A call's record is made when its answer is known and handed to this
-process's ``CallLogWriter``, a small in-memory buffer; it is written
-(``write_soon``) never in the call's own transaction, and never by waiting
-for the write lock longer than a moment:
+process's ``CallLogWriter``, a small in-memory buffer, or written with the
+call's own rows; never by waiting for the write lock longer than a moment:
 
 - while this process answers its /v2 calls one at a time (as a test, or a
-  quiet bot, makes them one after another), the buffer is written at once,
-  in its own transaction, before the answer is sent, if the write lock is
-  free within ORDER_WAIT_SECONDS (a job or another worker may hold it for a
-  moment). A record is then in the database before its caller can make its
-  next call, so records follow the calls' order across worker processes;
+  quiet bot, makes them one after another), a call that runs the method in
+  a write transaction writes its record there, with its own rows
+  (``may_write_in_call``; app/api/call_records.py), and any other record is
+  written at once, in its own transaction, before the answer is sent, if
+  the write lock is free within ORDER_WAIT_SECONDS (a job or another worker
+  may hold it for a moment). A record is then in the database before its
+  caller can make its next call, so records follow the calls' order across
+  worker processes;
 - once two calls have been answered side by side in this process (within
   the last OVERLAP_MEMORY_SECONDS), or when the lock is busy, a background
   thread of this process writes the buffer every BATCH_SECONDS, in one
@@ -63,6 +65,7 @@ class CallLogWriter:
         self._records: list[CallRecord] = []
         self._polls: dict[int, tuple[int, int]] = {}   # bot_id: (empty polls, date)
         self._pending_bytes = 0
+        self._writing = 0              # batches taken and not yet written
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self.dropped = 0
@@ -93,6 +96,21 @@ class CallLogWriter:
                 self._pending_bytes += size
         if record is not None and full:
             self._drop(1)
+
+    def may_write_in_call(self) -> bool:
+        """Whether the call being answered may write its record inside its
+        own transaction: it is this process's only call, with no other
+        side by side lately (the lone call of ``write_soon``), and no
+        earlier record waits or is being written (it would land after)."""
+        with self._lock:
+            return (self._in_flight == 1 and not self._records and not self._polls
+                    and not self._writing
+                    and time.monotonic() - self._overlapped_at >= OVERLAP_MEMORY_SECONDS)
+
+    def call_answered_in_call(self) -> None:
+        """The call's record went with its own transaction: only counted."""
+        with self._lock:
+            self._in_flight -= 1
 
     # -- writing ------------------------------------------------------------------
     def write_soon(self) -> None:
@@ -136,6 +154,9 @@ class CallLogWriter:
                 raise
             except (ApiError, sqlite3.Error) as error:   # STORAGE_FULL, or worse
                 self._drop(len(records), error)
+            finally:
+                with self._lock:
+                    self._writing -= 1
 
     def _take(self) -> tuple[list[CallRecord], dict[int, tuple[int, int]]]:
         with self._lock:
@@ -143,6 +164,8 @@ class CallLogWriter:
             del self._records[:RECORDS_PER_TRANSACTION]
             self._pending_bytes -= sum(_size(r) for r in records)
             polls, self._polls = self._polls, {}
+            if records or polls:
+                self._writing += 1
         return records, polls
 
     def _put_back(self, records: list[CallRecord], polls: dict[int, tuple[int, int]]) -> None:

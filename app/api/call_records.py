@@ -7,9 +7,11 @@ what it read (``CallCapture``: the token's bot, the Idempotency-Key, the
 parsed body), and the answer gives the rest (a success's ``result`` is a
 slice of its bytes, never encoded again; a failure's error_code and
 description). A getUpdates that succeeds with no update is counted, not
-recorded. The record is handed to the process's CallLogWriter, which
-writes it before the answer is sent when it can do so at once: how is the
-writer's business. Every call pays for this, so it reads each value once.
+recorded. A lone call that runs its method in a write transaction writes
+its record there (``record_in_call``); any other record is handed to the
+process's CallLogWriter, which writes it before the answer is sent when it
+can do so at once: how is the writer's business. Every call pays for this,
+so it reads each value once.
 
 A record never holds a token, a header but the Idempotency-Key, or file
 bytes: a file part is ``{file_name, size}``, and the bot's own token, where
@@ -17,7 +19,9 @@ the bot put it in a value, is replaced.
 """
 from __future__ import annotations
 
+import json
 import logging
+import sqlite3
 
 from flask import Response, current_app, g
 from flask.globals import app_ctx
@@ -26,8 +30,11 @@ from app import clock, logs
 from app.body import RequestBody
 from app.call_log_writer import EXTENSION, CallLogWriter
 from app.contract import KEY
+from app.db import transaction
+from app.domain import call_log
 from app.domain.call_log import BODY_MAX_BYTES, CallRecord, within_bound
 from app.envelope import REPLAY_HEADER, failure_of
+from app.errors import ApiError
 from app.jsontext import dumps
 
 logger = logging.getLogger(__name__)
@@ -42,7 +49,8 @@ _RAW_KEPT_MAX_BYTES = BODY_MAX_BYTES // 5
 
 class CallCapture:
     """What the dispatcher learns of a call on the way, for its record."""
-    __slots__ = ("writer", "method", "arrived_at", "bot_id", "secret", "key", "body")
+    __slots__ = ("writer", "method", "arrived_at", "bot_id", "secret", "key", "body",
+                 "written")
 
     def __init__(self, writer: CallLogWriter, method: str, key: str | None):
         self.writer, self.method = writer, method
@@ -52,6 +60,8 @@ class CallCapture:
         # The Idempotency-Key when it is one (an invalid one is refused unused).
         self.key = key if key is not None and KEY.match(key) else None
         self.body: RequestBody | None = None
+        # The record went with the call's own transaction (record_in_call).
+        self.written = False
 
 
 def call_started(method: str, key: str | None) -> CallCapture | None:
@@ -82,10 +92,13 @@ def record_call(response: Response) -> None:
         return
     try:
         record, poll = _record_of(capture, response, context_g) \
-            if capture.bot_id is not None else (None, None)
+            if capture.bot_id is not None and not capture.written else (None, None)
     except Exception:   # noqa: BLE001 - a record is never worth a failed call
         logger.exception("call log: no record made of this call")
         record = poll = None
+    if capture.written:
+        capture.writer.call_answered_in_call()
+        return
     capture.writer.call_answered(record, poll)
     if record is not None or poll is not None:
         # Before the answer goes out: a caller's next call then finds this
@@ -93,16 +106,59 @@ def record_call(response: Response) -> None:
         capture.writer.write_soon()
 
 
+def record_in_call(conn: sqlite3.Connection, status: int, body: str, headers: dict) -> None:
+    """Inside the call's own write transaction, its answer made: while this
+    process answers its calls one at a time, the record is written here, with
+    the call's rows, rather than by a transaction of its own before the
+    answer is sent (write_soon), which cost a COMMIT, some 0.2 ms of CPU, per
+    call. Should this fail, or the call's transaction roll back (a full disk
+    at its COMMIT), the record is made from the answer as any other."""
+    capture: CallCapture | None = g.get("call_capture")
+    if capture is None or capture.bot_id is None or not capture.writer.may_write_in_call():
+        return
+    try:
+        record, poll = _record_from(capture, status, body.encode(),
+                                    lambda: _failure_in(body),
+                                    headers.get(REPLAY_HEADER) == "true", g._get_current_object())
+        polls = {poll[0]: (1 if poll[2] else 0, poll[1])} if poll is not None else {}
+        with transaction(conn):   # a savepoint: a record that fails undoes only itself
+            call_log.write(conn, [record] if record is not None else [], polls)
+    except (ApiError, sqlite3.Error):
+        return
+    except Exception:   # noqa: BLE001 - a record is never worth a failed call
+        logger.exception("call log: no record made of this call")
+        return
+    capture.written = True
+    conn.on_rollback(lambda: setattr(capture, "written", False))
+
+
+def _failure_in(body: str) -> dict:
+    failure = json.loads(body)
+    return failure if isinstance(failure, dict) else {}
+
+
 def _record_of(capture: CallCapture, response: Response, context_g
                ) -> tuple[CallRecord | None, tuple[int, int, bool] | None]:
     """The call's record (None for an empty poll), and for a getUpdates
     ``(bot_id, date, empty)``."""
+    status = response.status_code
+    return _record_from(capture, status, response.get_data() if status == 200 else b"",
+                        lambda: failure_of(response) or {},
+                        response.headers.get(REPLAY_HEADER) == "true", context_g)
+
+
+def _record_from(capture: CallCapture, status: int, data: bytes, failure_of_answer,
+                 replayed: bool, context_g
+                 ) -> tuple[CallRecord | None, tuple[int, int, bool] | None]:
+    """The record of an answer: its status, its bytes (a success's), its
+    envelope (``failure_of_answer()``, read only for a failure) and whether
+    it was a replay."""
     bot_id, method = capture.bot_id, capture.method
     # The machine's time at arrival, with the service clock's offset as the
     # token query refreshed it.
     date = int(capture.arrived_at + clock.offset())
-    status = response.status_code
-    data = response.get_data() if status == 200 else b""
+    if status != 200:
+        data = b""
     poll = None
     if method == "getUpdates":
         poll = (bot_id, date, data == _EMPTY_POLL)
@@ -110,12 +166,12 @@ def _record_of(capture: CallCapture, response: Response, context_g
             return None, poll
     params, params_over = _params(capture.body, capture.secret)
     result, result_over = _result(data, capture.secret)
-    failure = (failure_of(response) or {}) if status != 200 else {}
+    failure = failure_of_answer() if status != 200 else {}
     return CallRecord(
         bot_id, date, method, status, logs.elapsed_seconds(context_g) * 1000,
         logs.request_id(context_g), _text(failure.get("error_code")),
         _redacted_text(failure.get("description"), capture.secret), capture.key,
-        capture.key is not None and response.headers.get(REPLAY_HEADER) == "true",
+        capture.key is not None and replayed,
         params, result, params_over or result_over), poll
 
 

@@ -213,11 +213,13 @@ class Run:
         while True:
             try:
                 with transaction(self.conn):
-                    replay = self._replay_or_none()
-                    if replay is not None:
-                        return replay
-                    limits.consume(self.conn, self.call.bot.id, self.limits)
-                    return then()
+                    answer = self._replay_or_none()
+                    if answer is None:
+                        limits.consume(self.conn, self.call.bot.id, self.limits)
+                        answer = then()
+                    if answer is not None:
+                        call_records.record_in_call(self.conn, *answer)
+                    return answer
             except idem.StillRunning:
                 if time.monotonic() >= deadline:
                     raise idem.in_progress() from None

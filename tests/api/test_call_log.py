@@ -3,6 +3,7 @@ record of each kind of call, the bounds (16 KiB bodies, 1,000 calls, 24
 hours), paging and filters, reset, and the writer's best effort."""
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import sqlite3
@@ -11,12 +12,13 @@ import time
 import pytest
 
 from app.call_log_writer import EXTENSION
-from app.db import connect
+from app.db import checkpoint, connect
 from app.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
 from app.jobs.runner import run_job
 from app.jsontext import dumps
 from app.media import build_test_signature_db
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid
+from tests.support.small_disk import fill, small_tmpfs
 
 pytestmark = pytest.mark.call_log   # the log under test
 MISSING_CHAT = "vc_" + "0" * 40
@@ -435,3 +437,52 @@ def test_the_admin_token_is_in_no_record(app, client, bot, operator):
                       for suffix in ("", "-wal") if _exists(database + suffix))
     assert ADMIN_TOKEN.encode() not in stored
     assert bot.token.encode() not in stored and bot.token.partition(":")[2].encode() not in stored
+
+
+def test_a_lone_calls_record_is_written_with_the_calls_own_rows(app, bot, chat, operator,
+                                                                  monkeypatch):
+    """Calls one after another (as a quiet bot or a test makes them): each
+    record goes in the call's own transaction, so the writer never needs one
+    of its own, and every record is there when the answer is."""
+    writer = app.extensions[EXTENSION]
+    taken_by_the_writer = []
+    take = writer._take
+
+    def watched_take():
+        records, polls = take()
+        taken_by_the_writer.extend(records)
+        return records, polls
+    monkeypatch.setattr(writer, "_take", watched_take)
+    sent = bot.call("sendMessage", {"chat_id": chat.chat_id, "text": "hi"})
+    missing = bot.call("sendMessage", {"chat_id": MISSING_CHAT, "text": "x"})
+    me = bot.call("getMe")
+    assert [r.status_code for r in (sent, missing, me)] == [200, 404, 200]
+    records = log_page(operator, bot)["calls"]
+    assert [r["request_id"] for r in records] == [
+        r.headers["X-Request-Id"] for r in (me, missing, sent)]
+    assert records[1]["error_code"] == "CHAT_NOT_FOUND"
+    assert records[2]["result"] == sent.get_json()["result"]
+    assert taken_by_the_writer == []
+
+
+def test_a_record_whose_call_is_rolled_back_is_made_from_the_final_answer(make_app, tmp_path):
+    """A full disk refuses the COMMIT of a getMe (its rate's row and its
+    record): the call answers all the same, as a read, and its record, made
+    from that answer after all, is dropped and counted, not lost silently."""
+    with small_tmpfs(tmp_path, "16m") as mount:
+        app = make_app(data_dir=str(mount / "data"), rate_api_per_sec=1000)
+        client = app.test_client()
+        operator = Operator(client)
+        created = operator("createBot", username="diskfull_bot")
+        bot = BotClient(client, created["bot"], created["token"])
+        writer = app.extensions[EXTENSION]
+        with contextlib.closing(connect(app.config["SETTINGS"].db_path)) as conn:
+            checkpoint(conn)   # an emptied WAL: the next write needs new blocks
+        filler = fill(mount)
+        answered = bot.call("getMe")
+        assert answered.status_code == 200 and answered.get_json()["result"]["id"] == bot.id
+        assert writer.dropped == 1
+        filler.unlink()
+        again = bot.call("getMe")
+        assert [r["request_id"] for r in log_page(operator, bot)["calls"]] == [
+            again.headers["X-Request-Id"]]

@@ -9,12 +9,7 @@
   const POLL_MS = 2000, HIDDEN_POLL_MS = 10000;
   let version = null;
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  const el = Sandbox.el;
 
   function entryFor(botId, name) {
     let item = list.querySelector(`li[data-bot-id="${botId}"]`);

@@ -13,12 +13,7 @@ const ChatView = (() => {
   let ctx = null;
   const use = (context) => { ctx = context; };
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  const el = Sandbox.el;
 
   const timeOf = (unix) => new Date(unix * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
   const dayOf = (unix) => new Date(unix * 1000).toDateString();

@@ -6,6 +6,14 @@
 const Sandbox = (() => {
   const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 
+  // A new element with its class and its text (set as text: never parsed).
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
   class ApiError extends Error {
     constructor(body, status) {
       super(body.description || `HTTP ${status}`);
@@ -198,5 +206,5 @@ const Sandbox = (() => {
   }
 
   document.addEventListener("DOMContentLoaded", wire);
-  return {api, getJSON, post, describe, toast, dialog, copy, localTimes, signedOut};
+  return {api, getJSON, post, describe, toast, dialog, copy, localTimes, signedOut, el};
 })();

@@ -13,12 +13,7 @@ const Inspector = (() => {
   const $ = (id) => document.getElementById(id);
   const use = (context) => { ctx = context; };
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  const el = Sandbox.el;
 
   // -- pieces ------------------------------------------------------------------
 

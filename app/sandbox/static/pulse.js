@@ -15,12 +15,7 @@
   let newestCall = 0, now = 0, filters = "";
   const samples = [];   // [machine ms, empty_polls]
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  const el = Sandbox.el;
 
   const clockTime = (unix) => new Date(unix * 1000).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
 

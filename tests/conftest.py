@@ -28,6 +28,7 @@ from werkzeug.routing import Rule
 from app.config import DATABASE_FILE, Settings
 from app.db import checkpoint, connect
 from app.factory import create_app
+from app.media import build_test_signature_db
 from app.migrations import migrate
 from app.testkit.server import LocalServer
 from tests.support.conformance import ConformingClient
@@ -109,6 +110,20 @@ def _url_builders_on_first_use():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Flask, "url_rule_class", _BuildersOnFirstUse)
         yield
+
+
+@pytest.fixture(scope="session")
+def offline_signature_db(tmp_path_factory) -> str:
+    """The EICAR-only signature database, built once per session: this
+    machine may have no official one, and no test may need the network."""
+    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
+
+
+@pytest.fixture
+def offline_scanner(offline_signature_db) -> dict:
+    """Settings that scan uploads with the offline database: what a module
+    that uploads returns from its ``scanner_settings``."""
+    return {"clamav_db": offline_signature_db, "clamd_socket": None}
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from app.db import checkpoint, connect
 from app.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
 from app.jobs.runner import run_job
 from app.jsontext import dumps
-from app.media import build_test_signature_db
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid
 from tests.support.small_disk import fill, small_tmpfs
 
@@ -30,15 +29,9 @@ def app(make_app):
     return make_app(test_tools=True)
 
 
-@pytest.fixture(scope="module")
-def sigdb(tmp_path_factory) -> str:
-    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
-
-
 @pytest.fixture
-def scanner_settings(sigdb) -> dict:
-    """Uploads scanned with the offline EICAR database (no network here)."""
-    return {"clamav_db": sigdb, "clamd_socket": None}
+def scanner_settings(offline_scanner) -> dict:
+    return offline_scanner
 
 
 def log_page(operator, bot, **params) -> dict:

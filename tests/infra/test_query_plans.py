@@ -21,7 +21,6 @@ from app.api.registry import METHODS
 from app.db import Connection
 from app.jobs import run_job
 from app.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS
-from app.media import build_test_signature_db
 from tests.support.media_files import image_bytes, multipart
 
 # Tables whose rows grow with history, members or traffic.
@@ -48,14 +47,9 @@ _SCAN = re.compile(r"^SCAN (\w+)(?: USING (?:COVERING )?INDEX (\w+))?")
 _RANGE_ONLY = re.compile(r"^SEARCH (\w+) USING (?:INTEGER )?PRIMARY KEY \((?:(?!=\?)[^)])*\)$")
 
 
-@pytest.fixture(scope="module")
-def signatures(tmp_path_factory) -> str:
-    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
-
-
 @pytest.fixture
-def scanner_settings(signatures) -> dict:
-    return {"clamav_db": signatures, "clamd_socket": None}
+def scanner_settings(offline_scanner) -> dict:
+    return offline_scanner
 
 
 class Capture:

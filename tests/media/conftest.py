@@ -13,14 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.errors import ApiError, ErrorCode
-from app.media import MediaConfig, build_test_signature_db, process_upload
+from app.media import MediaConfig, process_upload
 from tests.support.media_files import Samples, Storage, run_ffmpeg
-
-
-@pytest.fixture(scope="session")
-def sigdb(tmp_path_factory) -> str:
-    """The offline EICAR database, built once for the whole session."""
-    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
 
 
 @pytest.fixture
@@ -29,8 +23,8 @@ def work_dir(tmp_path) -> Path:
 
 
 @pytest.fixture
-def config(sigdb, work_dir) -> MediaConfig:
-    return MediaConfig(clamd_socket=None, clamav_db=sigdb, work_dir=str(work_dir))
+def config(offline_signature_db, work_dir) -> MediaConfig:
+    return MediaConfig(clamd_socket=None, clamav_db=offline_signature_db, work_dir=str(work_dir))
 
 
 @pytest.fixture(scope="session")
@@ -129,7 +123,7 @@ def probe_file():
 
 
 @pytest.fixture(scope="session")
-def clamd(tmp_path_factory, sigdb):
+def clamd(tmp_path_factory, offline_signature_db):
     """A real clamd on a private unix socket with the test database and a
     1 MiB StreamMaxLength, for the zINSTREAM path."""
     binary = shutil.which("clamd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
@@ -138,7 +132,7 @@ def clamd(tmp_path_factory, sigdb):
     sock = root / "clamd.sock"
     conf = root / "clamd.conf"
     conf.write_text(
-        f"LocalSocket {sock}\nDatabaseDirectory {sigdb}\nForeground yes\n"
+        f"LocalSocket {sock}\nDatabaseDirectory {offline_signature_db}\nForeground yes\n"
         f"StreamMaxLength 1M\nAlertExceedsMax yes\nLogFile {root / 'clamd.log'}\n"
         f"TemporaryDirectory {root}\n"
     )
@@ -161,10 +155,8 @@ def clamd(tmp_path_factory, sigdb):
 # -- the app, for the HTTP tests ---------------------------------------------------
 
 @pytest.fixture
-def scanner_settings(sigdb) -> dict:
-    """The app with the offline EICAR database: this machine has no official
-    one, and a test must never depend on the network."""
-    return {"clamav_db": sigdb, "clamd_socket": None}
+def scanner_settings(offline_scanner) -> dict:
+    return offline_scanner
 
 
 @pytest.fixture(scope="session")

@@ -82,9 +82,9 @@ def test_user_media_refusals(bot, chat, client, samples, storage, operator, new_
     storage.assert_nothing_stored()
 
 
-def test_cli_user_send_media(tmp_path, sigdb, samples):
+def test_cli_user_send_media(tmp_path, offline_signature_db, samples):
     data_dir = tmp_path / "cli-data"
-    env = {"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_CLAMAV_DB": sigdb,
+    env = {"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_CLAMAV_DB": offline_signature_db,
            "BOTSVC_CLAMD_SOCKET": None}
 
     def cli(*args):
@@ -116,8 +116,8 @@ def test_cli_user_send_media(tmp_path, sigdb, samples):
     assert os.listdir(data_dir / "quarantine") == []
 
 
-def test_cli_check_media(tmp_path, sigdb):
-    env = {"BOTSVC_DATA_DIR": str(tmp_path / "d"), "BOTSVC_CLAMAV_DB": sigdb,
+def test_cli_check_media(tmp_path, offline_signature_db):
+    env = {"BOTSVC_DATA_DIR": str(tmp_path / "d"), "BOTSVC_CLAMAV_DB": offline_signature_db,
            "BOTSVC_CLAMD_SOCKET": None}
     done = botsvc("check-media", env=env)
     assert done.returncode == 0 and "OK" in done.stdout, done.stderr

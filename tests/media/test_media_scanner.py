@@ -22,7 +22,7 @@ def test_eicar_bytes_are_the_standard_test_string():
     assert data.startswith(b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR") and data.endswith(b"$H+H*")
 
 
-def test_the_signature_finder_sees_what_clamscan_loads(sigdb, tmp_path):
+def test_the_signature_finder_sees_what_clamscan_loads(offline_signature_db, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     official = tmp_path / "official"
@@ -30,7 +30,8 @@ def test_the_signature_finder_sees_what_clamscan_loads(sigdb, tmp_path):
     for name in ("main.cvd", "daily.cld", "bytecode.cud"):
         (official / name).write_bytes(b"x")
         assert has_signatures(str(official / name))
-    assert has_signatures(sigdb) and has_signatures(os.path.join(sigdb, DB_FILE))
+    assert has_signatures(offline_signature_db)
+    assert has_signatures(os.path.join(offline_signature_db, DB_FILE))
     assert has_signatures(str(official))
     assert not has_signatures(str(empty)) and not has_signatures(str(tmp_path / "absent"))
     (empty / "freshclam.dat").write_bytes(b"x")   # freshclam's state, not signatures
@@ -55,13 +56,14 @@ def test_one_signature_finder():
     assert naming == {"app/media/signatures.py"}
 
 
-def test_clamscan_with_the_built_database(sigdb, tmp_path):
+def test_clamscan_with_the_built_database(offline_signature_db, tmp_path):
     """The database is accepted offline, detects EICAR and passes a clean file."""
-    assert os.listdir(sigdb) == [DB_FILE]
+    assert os.listdir(offline_signature_db) == [DB_FILE]
     (tmp_path / "eicar.com").write_bytes(eicar_bytes())
     (tmp_path / "clean.txt").write_bytes(CLEAN_TEXT)
     run = [
-        subprocess.run(["clamscan", "--no-summary", f"--database={sigdb}", str(tmp_path / name)],
+        subprocess.run(["clamscan", "--no-summary", f"--database={offline_signature_db}",
+                        str(tmp_path / name)],
                        capture_output=True, text=True, timeout=120)
         for name in ("eicar.com", "clean.txt")
     ]
@@ -74,12 +76,13 @@ def test_eicar_upload_is_infected(reject):
     assert err.description == "The virus scanner rejected the file (Eicar-Test-Signature.UNOFFICIAL)"
 
 
-def test_the_normalized_output_is_scanned_too(reject, sigdb, tmp_path):
+def test_the_normalized_output_is_scanned_too(reject, offline_signature_db, tmp_path):
     # The signature is anchored at offset 0, so a BOM in front hides EICAR in
     # the original; the output, BOM removed, is caught by the second scan.
     original = b"\xef\xbb\xbf" + eicar_bytes() + b"\n"
     (tmp_path / "orig.txt").write_bytes(original)
-    direct = subprocess.run(["clamscan", "--no-summary", f"--database={sigdb}", str(tmp_path / "orig.txt")],
+    direct = subprocess.run(["clamscan", "--no-summary", f"--database={offline_signature_db}",
+                             str(tmp_path / "orig.txt")],
                             capture_output=True, timeout=120)
     assert direct.returncode == 0
     reject(original, "hidden.txt", "infected")

@@ -37,17 +37,9 @@ FAMILIES = {  # the contract: every family and its labels
 }
 
 
-@pytest.fixture(scope="module")
-def sigdb(tmp_path_factory) -> str:
-    from app.media import build_test_signature_db
-
-    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
-
-
 @pytest.fixture
-def scanner_settings(sigdb) -> dict:
-    """The offline EICAR database (this machine may have no official one)."""
-    return {"clamav_db": sigdb, "clamd_socket": None}
+def scanner_settings(offline_scanner) -> dict:
+    return offline_scanner
 
 
 def counted(name: str, **labels) -> float:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.media import build_test_signature_db
 from tests.sandbox.sandbox_client import Person
 
 
@@ -16,12 +15,6 @@ def person(client):
     return someone
 
 
-@pytest.fixture(scope="session")
-def clamav_db(tmp_path_factory) -> str:
-    return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
-
-
 @pytest.fixture
-def scanner_settings(clamav_db) -> dict:
-    """Uploads scan with the offline EICAR database (no network here)."""
-    return {"clamav_db": clamav_db, "clamd_socket": None}
+def scanner_settings(offline_scanner) -> dict:
+    return offline_scanner

@@ -5,19 +5,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.media import build_test_signature_db
 from tests.support.contract import BotClient, Operator
 
 
 @pytest.fixture
 def app(make_app):
     return make_app(test_tools=True)
-
-
-@pytest.fixture
-def offline_signatures(tmp_path) -> dict:
-    """Settings for uploads scanned with the EICAR-only database (no network here)."""
-    return {"clamav_db": build_test_signature_db(str(tmp_path / "sigdb")), "clamd_socket": None}
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ pytestmark = pytest.mark.call_log   # a reset empties it too
 
 
 @pytest.fixture
-def app(make_app, offline_signatures):
+def app(make_app, offline_scanner):
     # Rate limits on, so that there is rate state to forget.
     return make_app(test_tools=True, rate_api_per_sec=1000, rate_sends_per_sec=1000,
-                    **offline_signatures)
+                    **offline_scanner)
 
 
 def table_counts(app) -> dict[str, int]:

@@ -48,13 +48,17 @@ def failure_of(response: Response) -> dict | None:
         return None
     failure = getattr(response, "botsvc_failure", _UNREAD)
     if failure is _UNREAD:
-        try:
-            failure = json.loads(response.get_data())
-        except ValueError:
-            failure = None
-        failure = failure if isinstance(failure, dict) else None
-        response.botsvc_failure = failure
+        failure = response.botsvc_failure = failure_in(response.get_data())
     return failure
+
+
+def failure_in(body: str | bytes) -> dict | None:
+    """The envelope a failure's JSON body holds (None if it holds none)."""
+    try:
+        failure = json.loads(body)
+    except ValueError:
+        return None
+    return failure if isinstance(failure, dict) else None
 
 
 _UNREAD = object()

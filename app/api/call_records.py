@@ -19,7 +19,6 @@ the bot put it in a value, is replaced.
 """
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 
@@ -33,7 +32,7 @@ from app.contract import KEY
 from app.db import transaction
 from app.domain import call_log
 from app.domain.call_log import BODY_MAX_BYTES, CallRecord, within_bound
-from app.envelope import REPLAY_HEADER, failure_of
+from app.envelope import REPLAY_HEADER, failure_in, failure_of
 from app.errors import ApiError
 from app.jsontext import dumps
 
@@ -90,15 +89,15 @@ def record_call(response: Response) -> None:
     capture: CallCapture | None = context_g.pop("call_capture", None)
     if capture is None:
         return
+    if capture.written:   # with the call's own rows (record_in_call)
+        capture.writer.call_answered_in_call()
+        return
     try:
         record, poll = _record_of(capture, response, context_g) \
-            if capture.bot_id is not None and not capture.written else (None, None)
+            if capture.bot_id is not None else (None, None)
     except Exception:   # noqa: BLE001 - a record is never worth a failed call
         logger.exception("call log: no record made of this call")
         record = poll = None
-    if capture.written:
-        capture.writer.call_answered_in_call()
-        return
     capture.writer.call_answered(record, poll)
     if record is not None or poll is not None:
         # Before the answer goes out: a caller's next call then finds this
@@ -118,7 +117,7 @@ def record_in_call(conn: sqlite3.Connection, status: int, body: str, headers: di
         return
     try:
         record, poll = _record_from(capture, status, body.encode(),
-                                    lambda: _failure_in(body),
+                                    lambda: failure_in(body) or {},
                                     headers.get(REPLAY_HEADER) == "true", g._get_current_object())
         polls = {poll[0]: (1 if poll[2] else 0, poll[1])} if poll is not None else {}
         with transaction(conn):   # a savepoint: a record that fails undoes only itself
@@ -130,11 +129,6 @@ def record_in_call(conn: sqlite3.Connection, status: int, body: str, headers: di
         return
     capture.written = True
     conn.on_rollback(lambda: setattr(capture, "written", False))
-
-
-def _failure_in(body: str) -> dict:
-    failure = json.loads(body)
-    return failure if isinstance(failure, dict) else {}
 
 
 def _record_of(capture: CallCapture, response: Response, context_g

@@ -1,12 +1,24 @@
-"""The package's one build rule that setup.cfg cannot say: the migrations,
-plain SQL kept at the top of the repository (``migrations/``), ship inside
-the package as ``app/sql_migrations/``, so that an installed botsvc (a wheel,
-``pip install git+...``) finds its schema. app/migrations.py reads them
-there, or from ``migrations/`` in a checkout. Everything else is in setup.cfg.
+"""The package's build rules that setup.cfg cannot say.
+
+- The code lives in the folder ``app/`` (the repository's layout) and installs
+  as the package ``botsvc``: ``package_dir`` maps the one name to the other, so
+  nothing named ``app`` is ever installed. A bot project's own ``app/`` (the
+  commonest layout of a Flask or bot project) keeps its name beside botsvc.
+- The migrations, plain SQL kept at the top of the repository
+  (``migrations/``), ship inside the package as ``botsvc/sql_migrations/``, so
+  that an installed botsvc (a wheel, ``pip install git+...``) finds its schema.
+  botsvc/migrations.py reads them there, or from ``migrations/`` in a checkout.
+
+Everything else is in setup.cfg.
 """
 from setuptools import find_packages, setup
 
+CODE = "app"        # the folder
+PACKAGE = "botsvc"  # its import name
+
+packages = [PACKAGE + name[len(CODE):] for name in find_packages(include=[CODE, CODE + ".*"])]
+
 setup(
-    packages=[*find_packages(include=["app", "app.*"]), "app.sql_migrations"],
-    package_dir={"app.sql_migrations": "migrations"},
+    packages=[*packages, f"{PACKAGE}.sql_migrations"],
+    package_dir={PACKAGE: CODE, f"{PACKAGE}.sql_migrations": "migrations"},
 )

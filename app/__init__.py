@@ -16,6 +16,6 @@ setup.cfg):
   ``db``, ``migrations``, ``clock``, ``metrics``, ``disk``, ``errors``,
   ``config``, ``contract``, ...
 
-Nothing is imported here, so ``import app.config`` stays cheap (gunicorn's
+Nothing is imported here, so ``import botsvc.config`` stays cheap (gunicorn's
 master reads its settings that way).
 """

@@ -14,8 +14,8 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from app import clock
-from app.errors import ApiError, ErrorCode
+from botsvc import clock
+from botsvc.errors import ApiError, ErrorCode
 
 _TOKEN = re.compile(r"^([1-9][0-9]{0,18}):([A-Za-z0-9_-]{43})\Z")
 _DUMMY_HASH = hashlib.sha256(b"no such bot").digest()

@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app import clock, disk
-from app.config import DATABASE_FILE, Settings
-from app.domain.files import STORAGE_NAME, files_dir, storage_path
+from botsvc import clock, disk
+from botsvc.config import DATABASE_FILE, Settings
+from botsvc.domain.files import STORAGE_NAME, files_dir, storage_path
 
 SECRET_KEY = "secret_key"
 MANIFEST = "backup.json"

@@ -36,10 +36,10 @@ import sqlite3
 import threading
 import time
 
-from app.db import WriteLockBusy, connect, thread_connection, transaction
-from app.domain import call_log
-from app.domain.call_log import CallRecord
-from app.errors import ApiError
+from botsvc.db import WriteLockBusy, connect, thread_connection, transaction
+from botsvc.domain import call_log
+from botsvc.domain.call_log import CallRecord
+from botsvc.errors import ApiError
 
 log = logging.getLogger(__name__)
 

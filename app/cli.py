@@ -22,26 +22,26 @@ from dataclasses import dataclass, field, replace
 import click
 from flask import Flask
 
-from app import disk, owner
-from app.backup import BackupError, backup, restore
-from app.body import RequestBody
-from app.config import Settings
-from app.db import get_db
-from app.errors import ApiError
-from app.factory import create_app
-from app.manage.dispatch import OPERATOR_METHODS, execute
-from app.media import (
+from botsvc import disk, owner
+from botsvc.backup import BackupError, backup, restore
+from botsvc.catalogue.body import RequestBody
+from botsvc.catalogue.validation import FilePart, UploadedFile
+from botsvc.config import Settings
+from botsvc.db import get_db
+from botsvc.errors import ApiError
+from botsvc.factory import create_app
+from botsvc.manage.dispatch import OPERATOR_METHODS, execute
+from botsvc.media import (
     OFFLINE_DATABASE_DIR,
     MediaConfig,
     build_test_signature_db,
     check_dependencies,
     needs_offline_database,
 )
-from app.media.signatures import SYSTEM_DATABASE
-from app.migrations import DatabaseNewerThanCode, migrate
-from app.openapi import document_text
-from app.routes import health
-from app.validation import FilePart, UploadedFile
+from botsvc.media.signatures import SYSTEM_DATABASE
+from botsvc.migrations import DatabaseNewerThanCode, migrate
+from botsvc.openapi import document_text
+from botsvc.routes import health
 
 
 def _fail(error: ApiError) -> None:
@@ -170,8 +170,8 @@ def _media_tools(settings: Settings) -> tuple[bool, str | ApiError | None]:
 
 # gunicorn's settings and each worker's app, both found in the installed
 # package (no path into a checkout): ``python:`` loads a config module by name.
-GUNICORN_CONFIG = "python:app.gunicorn_conf"
-WORKER_APP = "app.factory:worker_app()"
+GUNICORN_CONFIG = "python:botsvc.gunicorn_conf"
+WORKER_APP = "botsvc.factory:worker_app()"
 NO_SIGNATURES_BANNER = """\
 ########################################################################
 ## WARNING: NO REAL VIRUS SIGNATURES.

@@ -9,7 +9,7 @@ process keeps a copy that is refreshed by queries it makes anyway:
 
 - ``authenticate_bot`` reads the platform row on every /v2 request and passes
   the offset to ``remember_offset``;
-- every background job pass starts with ``refresh`` (``app.jobs.runner.run_job``),
+- every background job pass starts with ``refresh`` (``botsvc.jobs.runner.run_job``),
   which bounds a process's staleness by its fastest tick (0.5 s);
 - the operator API, the signed download route and the CLI ``refresh`` too;
 - the process serving ``advanceClock`` remembers its new offset at once.

@@ -18,7 +18,7 @@ import threading
 
 from flask import current_app, g
 
-from app import disk
+from botsvc import disk
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class Connection(sqlite3.Connection):
         # its side effects (files written beside rows) if it rolls back.
         self.commit_hooks: list = []
         self.rollback_hooks: list = []
-        self.savepoints = 0   # open savepoints of the current transaction (app.db.transaction)
+        self.savepoints = 0   # open savepoints of the current transaction (botsvc.db.transaction)
 
     def after_commit(self, callback) -> None:
         """Run ``callback`` once the current transaction commits (now, if none

@@ -13,7 +13,7 @@ import errno
 import os
 import sqlite3
 
-from app.errors import ApiError, ErrorCode
+from botsvc.errors import ApiError, ErrorCode
 
 # Below this much free space a failed write is taken for a full disk. SQLite
 # reports a full disk as SQLITE_FULL, but where it cannot extend its

@@ -8,9 +8,9 @@ import werkzeug.exceptions
 from flask import Response, current_app, request
 from werkzeug.exceptions import HTTPException
 
-from app import disk
-from app.errors import ApiError, ErrorCode, MethodNotAllowed
-from app.jsontext import dumps
+from botsvc import disk
+from botsvc.errors import ApiError, ErrorCode, MethodNotAllowed
+from botsvc.jsontext import dumps
 
 log = logging.getLogger(__name__)
 REPLAY_HEADER = "Idempotent-Replayed"

@@ -123,7 +123,7 @@ _HTTP_STATUS = {
 }
 
 
-# What any route can answer about the request's head and pace (app/request_head.py,
+# What any route can answer about the request's head and pace (app/connection/request_head.py,
 # app/gunicorn_worker.py).
 CONNECTION_ERRORS = (ErrorCode.REQUEST_TIMEOUT, ErrorCode.URI_TOO_LONG,
                      ErrorCode.HEADERS_TOO_LARGE)

@@ -11,9 +11,7 @@ import os
 from flask import Flask
 from werkzeug.exceptions import HTTPException
 
-# Importing a group of methods registers them, and importing the module that
-# owns a job's work registers its action (app/jobs/actions.py).
-from app import (
+from botsvc import (
     api,
     clock,
     disk,
@@ -27,17 +25,20 @@ from app import (
     openapi,
     routes,
     sandbox,
-    wire,
 )
-from app.api.registry import METHODS
-from app.body import BotsvcRequest
-from app.call_log_writer import EXTENSION, CallLogWriter
-from app.config import Settings
-from app.db import connect, release_db
-from app.envelope import error_response, http_exception_response, internal_error_response
-from app.errors import ApiError
-from app.media import MediaConfig
-from app.migrations import migrate
+from botsvc.api.registry import METHODS
+from botsvc.call_log_writer import EXTENSION, CallLogWriter
+from botsvc.catalogue.body import BotsvcRequest
+from botsvc.config import Settings
+
+# Importing a group of methods registers them, and importing the module that
+# owns a job's work registers its action (app/jobs/actions.py).
+from botsvc.connection import wire
+from botsvc.db import connect, release_db
+from botsvc.envelope import error_response, http_exception_response, internal_error_response
+from botsvc.errors import ApiError
+from botsvc.media import MediaConfig
+from botsvc.migrations import migrate
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from urllib.parse import quote
 from flask import Response, request, send_file
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
 
-from app.domain.files import storage_path
-from app.errors import ApiError, ErrorCode
+from botsvc.domain.files import storage_path
+from botsvc.errors import ApiError, ErrorCode
 
 # Printable ASCII that needs no escaping inside a quoted filename; the rest
 # becomes "_" in the fallback (filename* carries the real name).

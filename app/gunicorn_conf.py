@@ -1,12 +1,13 @@
 """gunicorn settings for `botsvc serve` (and scripts/bench's bare endpoint),
-loaded from the installed package by name: `gunicorn -c python:app.gunicorn_conf`."""
+loaded from the installed package by name: `gunicorn -c python:botsvc.gunicorn_conf`."""
 import sys
 
-from app import metrics, request_head
-from app.config import Settings
-from app.jobs.scheduler import stop_worker
-from app.logs import gunicorn_logconfig
-from app.migrations import DatabaseNewerThanCode, migrate
+from botsvc import metrics
+from botsvc.config import Settings
+from botsvc.connection import request_head
+from botsvc.jobs.scheduler import stop_worker
+from botsvc.logs import gunicorn_logconfig
+from botsvc.migrations import DatabaseNewerThanCode, migrate
 
 # Read and checked with every other setting: a bad value stops the start here
 # with one line naming it. The signing key is left to the workers.
@@ -16,10 +17,10 @@ workers = settings.workers
 # Threads keep a worker answering while one of its requests waits on ffmpeg
 # or ClamAV; all shared state lives in SQLite, so threads need no locks.
 # gthread, plus what its connections need (app/gunicorn_worker.py).
-worker_class = "app.gunicorn_worker.BotsvcWorker"
+worker_class = "botsvc.gunicorn_worker.BotsvcWorker"
 threads = settings.threads
 # The worker reads each request head itself, within the limits of
-# app/request_head.py, before gunicorn parses it; gunicorn's own limits are
+# app/connection/request_head.py, before gunicorn parses it; gunicorn's own limits are
 # the same (its field size counts the CRLF), so they can never be reached
 # first, and its parser is never asked to hold more.
 limit_request_line = request_head.REQUEST_LINE_MAX_BYTES

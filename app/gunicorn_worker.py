@@ -3,7 +3,7 @@
 
 - A request head is read by the worker's main loop, which holds no thread:
   a connection is handed to a thread only once its head has arrived whole
-  within the limits of app/request_head.py, and gunicorn's parser gets that
+  within the limits of app/connection/request_head.py, and gunicorn's parser gets that
   head in one piece (it copies its buffer on every read, which made a long
   head cost time in the square of its length). A head past a limit is
   answered 414/431, one not whole within HEAD_SECONDS 408, in the contract's
@@ -13,7 +13,7 @@
 - The rest of a request is read by its thread with a deadline: within
   BODY_GRACE_SECONDS, then at BODY_MIN_RATE bytes a second, within
   BODY_MAX_SECONDS; a client too slow gets 408 REQUEST_TIMEOUT.
-- The app can close the connection for real (app/wire.py): gunicorn drops a
+- The app can close the connection for real (app/connection/wire.py): gunicorn drops a
   ``Connection: close`` header the app sets, so the request being served is
   handed to the app through a thread-local, where ``close_connection`` sets
   gunicorn's own flag; and the app can read what has already arrived without
@@ -36,11 +36,11 @@ from gunicorn import util
 from gunicorn.http.errors import LimitRequestHeaders, LimitRequestLine
 from gunicorn.workers.gthread import ThreadWorker
 
-from app import request_head, wire
-from app.errors import ApiError
-from app.jsontext import dumps
-from app.logs import HEADER as REQUEST_ID_HEADER
-from app.logs import request_id_for
+from botsvc.connection import request_head, wire
+from botsvc.errors import ApiError
+from botsvc.jsontext import dumps
+from botsvc.logs import HEADER as REQUEST_ID_HEADER
+from botsvc.logs import request_id_for
 
 HEAD_SECONDS = 10.0
 BODY_GRACE_SECONDS = 10.0

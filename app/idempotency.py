@@ -25,10 +25,10 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from app import clock, owner
-from app.contract import KEY
-from app.db import transaction
-from app.errors import ApiError, ErrorCode, invalid
+from botsvc import clock, owner
+from botsvc.contract import KEY
+from botsvc.db import transaction
+from botsvc.errors import ApiError, ErrorCode, invalid
 
 KEY_PATTERN = KEY
 RETENTION_SECONDS = 24 * 3600

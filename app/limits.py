@@ -15,9 +15,9 @@ import threading
 from dataclasses import dataclass
 from functools import cached_property
 
-from app import clock, metrics
-from app.config import Settings
-from app.errors import RateLimited
+from botsvc import clock, metrics
+from botsvc.config import Settings
+from botsvc.errors import RateLimited
 
 API = "api"
 SEND = "send"

@@ -23,8 +23,8 @@ import time
 from flask import Flask, Response, g, has_request_context, request
 from pythonjsonlogger.json import JsonFormatter
 
-from app.contract import KEY
-from app.envelope import error_code_of
+from botsvc.contract import KEY
+from botsvc.envelope import error_code_of
 
 HEADER = "X-Request-Id"
 _HEADER_KEY = "HTTP_X_REQUEST_ID"   # the header as WSGI names it
@@ -198,8 +198,8 @@ def gunicorn_logconfig(log_format: str) -> dict | None:
         return None
     return {
         "version": 1, "disable_existing_loggers": False,
-        "formatters": {"json": {"()": "app.logs.JsonLines"}},
-        "filters": {"context": {"()": "app.logs.RequestContext"}},
+        "formatters": {"json": {"()": "botsvc.logs.JsonLines"}},
+        "filters": {"context": {"()": "botsvc.logs.RequestContext"}},
         "handlers": {"error_console": {"class": "logging.StreamHandler", "formatter": "json",
                                        "filters": ["context"], "stream": "ext://sys.stderr"}},
         "root": {"level": "INFO", "handlers": []},

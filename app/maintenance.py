@@ -10,10 +10,10 @@ import logging
 
 from flask import current_app
 
-from app import clock, disk, idempotency
-from app.db import checkpoint, checkpoint_passive, transaction
-from app.domain import call_log, files, messages, updates, webhook_deliveries
-from app.jobs import action
+from botsvc import clock, disk, idempotency
+from botsvc.db import checkpoint, checkpoint_passive, transaction
+from botsvc.domain import call_log, files, messages, updates, webhook_deliveries
+from botsvc.jobs import action
 
 log = logging.getLogger(__name__)
 DAY_SECONDS = 86400

@@ -29,8 +29,8 @@ import shutil
 from prometheus_client import CollectorRegistry, Counter, Histogram, mmap_dict, values
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-from app import disk
-from app.errors import UPLOAD_REASONS, ApiError, ErrorCode
+from botsvc import disk
+from botsvc.errors import UPLOAD_REASONS, ApiError, ErrorCode
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 

@@ -15,8 +15,8 @@ import os
 import re
 import sqlite3
 
-from app import clock
-from app.db import connect, transaction
+from botsvc import clock
+from botsvc.db import connect, transaction
 
 log = logging.getLogger(__name__)
 

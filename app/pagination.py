@@ -1,5 +1,5 @@
 """The one pagination helper: ``limit`` 1 to 100, default
-100 (the request fields are LimitField and CursorField in app/validation.py); an
+100 (the request fields are LimitField and CursorField in app/catalogue/validation.py); an
 opaque ``cursor`` that is omitted on the first request and echoed from
 the previous ``next_cursor`` afterwards; ``next_cursor`` is null at the end.
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.errors import ApiError, invalid
+from botsvc.errors import ApiError, invalid
 
 SQLITE_MAX_INTEGER = 2**63 - 1
 

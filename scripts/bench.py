@@ -121,7 +121,7 @@ def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
     scripts/server)."""
     from scripts.bench_percall import baseline_server_argv
 
-    bare_argv = [sys.executable, "-m", "gunicorn", "-c", "python:app.gunicorn_conf",
+    bare_argv = [sys.executable, "-m", "gunicorn", "-c", "python:botsvc.gunicorn_conf",
                  "--chdir", str(REPO / "scripts"), "bench_bare:app"]
     for name in ("bare", "svc", "plain", "unlogged", "baseline"):
         (tmp / name).mkdir()

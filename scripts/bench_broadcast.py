@@ -30,7 +30,7 @@ from pathlib import Path
 
 import requests
 
-from app.testkit.server import LocalServer
+from botsvc.testkit.server import LocalServer
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
 from tests.support.members import add_members
 from tests.support.servers import running_server

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import requests
 
-from app.config import DATABASE_FILE
-from app.db import connect, transaction
-from app.domain import bots, chats, messages
-from app.migrations import migrate
+from botsvc.config import DATABASE_FILE
+from botsvc.db import connect, transaction
+from botsvc.domain import bots, chats, messages
+from botsvc.migrations import migrate
 from tests.support.servers import running_server
 
 SIZES = (10, 10_000)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import requests
 
-from app.pagination import ScopedIntCursor
+from botsvc.pagination import ScopedIntCursor
 from scripts import scale_data
 from scripts.scale_data import MEASURED_BOT, PENDING_BOT, Shape, token
 from tests.support.servers import suite_server

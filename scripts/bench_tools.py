@@ -15,7 +15,7 @@ from pathlib import Path
 
 import requests
 
-from app.testkit.client import BotApi, OperatorClient
+from botsvc.testkit.client import BotApi, OperatorClient
 from tests.support.servers import running_server
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import requests
 from PIL import Image, ImageOps
 
-from app.media import MediaConfig, process_upload, runner
+from botsvc.media import MediaConfig, process_upload, runner
 
 FILES = {
     # name: (ffmpeg arguments making it, declared MIME type)

@@ -34,7 +34,7 @@ from pathlib import Path
 import requests
 import trustme
 
-from app.testkit.server import LocalServer
+from botsvc.testkit.server import LocalServer
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
 from tests.support.servers import running_server
 

@@ -6,7 +6,7 @@ template, scripts/nginx/botsvc.conf (docs/production.md).
 
 scripts/install-service runs it; the tests and ``scripts/bench frontdoor``
 call ``render`` on the same template. Limits are read from botsvc itself
-(app/request_head.py, the settings of the env file), never restated.
+(app/connection/request_head.py, the settings of the env file), never restated.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from pathlib import Path
 if __package__ in (None, ""):   # run as a file: the checkout's app/ is importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import request_head  # noqa: E402
-from app.config import Settings  # noqa: E402
+from botsvc.connection import request_head  # noqa: E402
+from botsvc.config import Settings  # noqa: E402
 
 TEMPLATE = Path(__file__).resolve().parent / "nginx" / "botsvc.conf"
 ACME_PATH = "/.well-known/acme-challenge/"

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from app.testkit.server import LocalServer
+from botsvc.testkit.server import LocalServer
 from tests.support.paths import REPO
 from tests.support.servers import running_server
 

@@ -32,13 +32,13 @@ def build(tree: str, data_dir: str):
     os.chdir(tree)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.path.join(data_dir, "metrics")
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
-    from app import logs
-    from app.config import Settings
+    from botsvc import logs
+    from botsvc.config import Settings
     try:
-        from app.factory import create_app
+        from botsvc.factory import create_app
     except ImportError:   # the baseline: the factory was app/__init__.py
-        from app import create_app
-    import app as package
+        from botsvc import create_app
+    import botsvc as package
     assert os.path.dirname(os.path.abspath(package.__file__)) == os.path.join(tree, "app"), \
         package.__file__
     # The bot's call log (on by default) turned off: PERCALL_CALL_LOG=off

@@ -27,8 +27,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from app.auth import hash_token
-from app.migrations import migrate
+from botsvc.auth import hash_token
+from botsvc.migrations import migrate
 
 BOTS = 1000
 MEASURED_BOT = 1

@@ -25,12 +25,12 @@ from flask import Flask
 from selenium import webdriver
 from werkzeug.routing import Rule
 
-from app.config import DATABASE_FILE, Settings
-from app.db import checkpoint, connect
-from app.factory import create_app
-from app.media import build_test_signature_db
-from app.migrations import migrate
-from app.testkit.server import LocalServer
+from botsvc.config import DATABASE_FILE, Settings
+from botsvc.db import checkpoint, connect
+from botsvc.factory import create_app
+from botsvc.media import build_test_signature_db
+from botsvc.migrations import migrate
+from botsvc.testkit.server import LocalServer
 from tests.support.conformance import ConformingClient
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
 
@@ -227,5 +227,5 @@ def clock(monkeypatch):
     moves it on."""
     state = SimpleNamespace(now=1_700_000_000.25)
     state.advance = lambda seconds: setattr(state, "now", state.now + seconds)
-    monkeypatch.setattr("app.clock.machine_clock", lambda: state.now)
+    monkeypatch.setattr("botsvc.clock.machine_clock", lambda: state.now)
     return state

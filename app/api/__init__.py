@@ -1,6 +1,6 @@
 """The /v2 methods, one module per group. Importing a group registers its
 methods with the dispatcher."""
-from app.api import (  # noqa: F401
+from botsvc.api import (  # noqa: F401
     broadcasts,
     callbacks,
     cards,
@@ -12,4 +12,4 @@ from app.api import (  # noqa: F401
     updates,
     webhooks,
 )
-from app.api.dispatch import bp  # noqa: F401
+from botsvc.api.dispatch import bp  # noqa: F401

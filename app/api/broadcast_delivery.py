@@ -30,18 +30,18 @@ from dataclasses import dataclass
 
 from marshmallow import ValidationError
 
-from app import limits, metrics
-from app.api.registry import METHODS, Call
-from app.auth import Bot
-from app.config import Settings
-from app.contract import CHAT_ID_HEX_DIGITS, CHAT_ID_PREFIX
-from app.db import transaction
-from app.domain import broadcasts
-from app.domain.bots import find_bot
-from app.domain.chats import check_active
-from app.errors import ApiError, ErrorCode, RateLimited, invalid
-from app.jobs import DELIVER_BROADCASTS, action, claim_periodic, release_claim, wake
-from app.validation import translate_error
+from botsvc import limits, metrics
+from botsvc.api.registry import METHODS, Call
+from botsvc.auth import Bot
+from botsvc.catalogue.validation import translate_error
+from botsvc.config import Settings
+from botsvc.contract import CHAT_ID_HEX_DIGITS, CHAT_ID_PREFIX
+from botsvc.db import transaction
+from botsvc.domain import broadcasts
+from botsvc.domain.bots import find_bot
+from botsvc.domain.chats import check_active
+from botsvc.errors import ApiError, ErrorCode, RateLimited, invalid
+from botsvc.jobs import DELIVER_BROADCASTS, action, claim_periodic, release_claim, wake
 
 log = logging.getLogger(__name__)
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from marshmallow import fields, validate, validates_schema
 
-from app import metrics, results
-from app.api.broadcast_delivery import (
+from botsvc import metrics
+from botsvc.api.broadcast_delivery import (
     BROADCAST_METHODS,
     check_payload_references,
     try_payload,
     validate_payload,
 )
-from app.api.registry import Call, api_method
-from app.domain import broadcasts
-from app.errors import ErrorCode
-from app.jobs import DELIVER_BROADCASTS, wake_after_commit
-from app.limits import BROADCAST
-from app.validation import ChatId, CursorField, LimitField, OneOf, StrictSchema, Text
+from botsvc.api.registry import Call, api_method
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import ChatId, CursorField, LimitField, OneOf, StrictSchema, Text
+from botsvc.domain import broadcasts
+from botsvc.errors import ErrorCode
+from botsvc.jobs import DELIVER_BROADCASTS, wake_after_commit
+from botsvc.limits import BROADCAST
 
 MAX_CHAT_IDS = 10000
 

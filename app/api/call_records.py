@@ -25,16 +25,16 @@ import sqlite3
 from flask import Response, current_app, g
 from flask.globals import app_ctx
 
-from app import clock, logs
-from app.body import RequestBody
-from app.call_log_writer import EXTENSION, CallLogWriter
-from app.contract import KEY
-from app.db import transaction
-from app.domain import call_log
-from app.domain.call_log import BODY_MAX_BYTES, CallRecord, within_bound
-from app.envelope import REPLAY_HEADER, failure_in, failure_of
-from app.errors import ApiError
-from app.jsontext import dumps
+from botsvc import clock, logs
+from botsvc.call_log_writer import EXTENSION, CallLogWriter
+from botsvc.catalogue.body import RequestBody
+from botsvc.contract import KEY
+from botsvc.db import transaction
+from botsvc.domain import call_log
+from botsvc.domain.call_log import BODY_MAX_BYTES, CallRecord, within_bound
+from botsvc.envelope import REPLAY_HEADER, failure_in, failure_of
+from botsvc.errors import ApiError
+from botsvc.jsontext import dumps
 
 logger = logging.getLogger(__name__)
 _SUCCESS_PREFIX = b'{"ok":true,"result":'

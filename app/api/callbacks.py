@@ -5,10 +5,10 @@ the send limit.
 """
 from __future__ import annotations
 
-from app import results
-from app.api.registry import Call, api_method
-from app.domain import callbacks
-from app.validation import Bool, Str, StrictSchema, Text
+from botsvc.api.registry import Call, api_method
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import Bool, Str, StrictSchema, Text
+from botsvc.domain import callbacks
 
 ANSWER_TEXT_MAX_BYTES = 1024
 

@@ -1,12 +1,19 @@
 """sendCard: a card message, with optional buttons and reply."""
 from __future__ import annotations
 
-from app import results
-from app.api.registry import Call, api_method
-from app.api.sending import REPLY_ERRORS
-from app.domain.sending import send_card, send_card_to_chats
-from app.limits import SEND
-from app.validation import Card, ChatId, MessageId, ParseMode, ReplyMarkup, StrictSchema
+from botsvc.api.registry import Call, api_method
+from botsvc.api.sending import REPLY_ERRORS
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import (
+    Card,
+    ChatId,
+    MessageId,
+    ParseMode,
+    ReplyMarkup,
+    StrictSchema,
+)
+from botsvc.domain.sending import send_card, send_card_to_chats
+from botsvc.limits import SEND
 
 
 class SendCardSchema(StrictSchema):

@@ -12,19 +12,19 @@ import time
 
 from flask import Blueprint, Response, current_app, g, request
 
-from app import disk, limits, logs, metrics
-from app import idempotency as idem
-from app.api import call_records
-from app.api.registry import METHODS, Call
-from app.auth import bearer_token, bot_disabled, identify_bot, platform_disabled, unauthorized
-from app.body import is_form_request, parse_body
-from app.catalogue import Method, validate_request
-from app.db import get_db, transaction
-from app.domain import faults
-from app.domain.bots import find_bot
-from app.envelope import REPLAY_HEADER, error_code_of, error_response, json_response, ok_body
-from app.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllowed
-from app.jsontext import dumps
+from botsvc import disk, limits, logs, metrics
+from botsvc import idempotency as idem
+from botsvc.api import call_records
+from botsvc.api.registry import METHODS, Call
+from botsvc.auth import bearer_token, bot_disabled, identify_bot, platform_disabled, unauthorized
+from botsvc.catalogue.body import is_form_request, parse_body
+from botsvc.catalogue.entry import Method, validate_request
+from botsvc.db import get_db, transaction
+from botsvc.domain import faults
+from botsvc.domain.bots import find_bot
+from botsvc.envelope import REPLAY_HEADER, error_code_of, error_response, json_response, ok_body
+from botsvc.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllowed
+from botsvc.jsontext import dumps
 
 bp = Blueprint("api", __name__, url_prefix="/v2")
 ALL_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]

@@ -1,17 +1,15 @@
 """Editing and deleting the bot's own messages. The rules live in
-app.domain.editing (and app.domain.media_messages for captions and media);
+botsvc.domain.editing (and botsvc.domain.media_messages for captions and media);
 these handlers only parse and call. Edits and deletes count against the
 general API limit only."""
 from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app import results
-from app.api.registry import Call, api_method
-from app.api.sending import SEND_ERRORS
-from app.domain import editing, media_messages
-from app.errors import ErrorCode
-from app.validation import (
+from botsvc.api.registry import Call, api_method
+from botsvc.api.sending import SEND_ERRORS
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import (
     Caption,
     Card,
     ChatId,
@@ -23,6 +21,8 @@ from app.validation import (
     ReplyMarkup,
     StrictSchema,
 )
+from botsvc.domain import editing, media_messages
+from botsvc.errors import ErrorCode
 
 DELETE_MAX_IDS = 100
 # An edit needs the chat active and the message the bot's own.

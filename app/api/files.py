@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app import metrics, results
-from app.api.registry import Call, api_method
-from app.domain import file_links, files
-from app.domain.files import StoredUpload
-from app.errors import ApiError, ErrorCode
-from app.limits import UPLOAD
-from app.media import MediaConfig
-from app.validation import FilePart, StrictSchema, Text, UploadedFile
+from botsvc import metrics
+from botsvc.api.registry import Call, api_method
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import FilePart, StrictSchema, Text, UploadedFile
+from botsvc.domain import file_links, files
+from botsvc.domain.files import StoredUpload
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.limits import UPLOAD
+from botsvc.media import MediaConfig
 
 
 def media_config() -> MediaConfig:

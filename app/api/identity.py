@@ -2,12 +2,12 @@
 permission to send."""
 from __future__ import annotations
 
-from app import results
-from app.api.registry import Call, api_method
-from app.domain.bots import render_bot, require_bot
-from app.domain.chats import render_chat, require_chat
-from app.errors import ErrorCode
-from app.validation import ChatId, StrictSchema
+from botsvc.api.registry import Call, api_method
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import ChatId, StrictSchema
+from botsvc.domain.bots import render_bot, require_bot
+from botsvc.domain.chats import render_chat, require_chat
+from botsvc.errors import ErrorCode
 
 
 class ChatRefSchema(StrictSchema):

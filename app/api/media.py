@@ -1,7 +1,7 @@
 """The media send methods: sendPhoto, sendVoice, sendVideo, sendAudio,
 sendDocument, sendAnimation (a file_id or, in a multipart request, the file
 itself) and sendMediaGroup (file_ids only). The rules live in
-app.domain.media_messages; these only parse, prepare and call.
+botsvc.domain.media_messages; these only parse, prepare and call.
 
 A direct upload is the same work as uploadFile (same pipeline, same quota,
 and the upload rate as well as the send rate), done in ``prepare`` outside
@@ -13,17 +13,11 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from app import results
-from app.api.files import store_uploaded
-from app.api.registry import Call, api_method
-from app.api.sending import REPLY_ERRORS, SEND_ERRORS
-from app.domain import files, messages
-from app.domain.chats import require_active_chat
-from app.domain.files import StoredUpload
-from app.domain.media_messages import GROUP_TYPES, send_media, send_media_group, usable_file
-from app.errors import ErrorCode
-from app.limits import SEND
-from app.validation import (
+from botsvc.api.files import store_uploaded
+from botsvc.api.registry import Call, api_method
+from botsvc.api.sending import REPLY_ERRORS, SEND_ERRORS
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import (
     Caption,
     ChatId,
     FileId,
@@ -35,6 +29,12 @@ from app.validation import (
     StrictSchema,
     UploadedFile,
 )
+from botsvc.domain import files, messages
+from botsvc.domain.chats import require_active_chat
+from botsvc.domain.files import StoredUpload
+from botsvc.domain.media_messages import GROUP_TYPES, send_media, send_media_group, usable_file
+from botsvc.errors import ErrorCode
+from botsvc.limits import SEND
 
 GROUP_MIN, GROUP_MAX = 2, 10
 # method name -> message type; each method's media field is named as its type.

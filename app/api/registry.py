@@ -1,6 +1,6 @@
 """The /v2 methods in the catalogue. Each group module declares its methods
 with ``@api_method``; the dispatcher looks them up by their case-sensitive
-name. What an entry holds is described in app/catalogue.py."""
+name. What an entry holds is described in app/catalogue/entry.py."""
 from __future__ import annotations
 
 import sqlite3
@@ -10,11 +10,11 @@ from typing import Any
 
 from marshmallow import Schema
 
-from app.auth import Bot
-from app.catalogue import Catalogue
-from app.config import Settings
-from app.errors import ErrorCode
-from app.validation import UploadedFile
+from botsvc.auth import Bot
+from botsvc.catalogue.entry import Catalogue
+from botsvc.catalogue.validation import UploadedFile
+from botsvc.config import Settings
+from botsvc.errors import ErrorCode
 
 
 @dataclass

@@ -2,12 +2,19 @@
 modules: media, cards, callbacks)."""
 from __future__ import annotations
 
-from app import results
-from app.api.registry import Call, api_method
-from app.domain.sending import send_text, send_text_to_chats
-from app.errors import ErrorCode
-from app.limits import SEND
-from app.validation import ChatId, MessageId, MessageText, ParseMode, ReplyMarkup, StrictSchema
+from botsvc.api.registry import Call, api_method
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import (
+    ChatId,
+    MessageId,
+    MessageText,
+    ParseMode,
+    ReplyMarkup,
+    StrictSchema,
+)
+from botsvc.domain.sending import send_text, send_text_to_chats
+from botsvc.errors import ErrorCode
+from botsvc.limits import SEND
 
 # What a send to one chat can meet besides its parameters.
 SEND_ERRORS = (ErrorCode.CHAT_NOT_FOUND, ErrorCode.BOT_NOT_STARTED, ErrorCode.BOT_BLOCKED)

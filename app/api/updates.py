@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from marshmallow import validate
 
-from app import results
-from app.api.registry import Call, api_method
-from app.domain import updates
-from app.errors import ErrorCode
-from app.validation import Int, StrictSchema
+from botsvc.api.registry import Call, api_method
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import Int, StrictSchema
+from botsvc.domain import updates
+from botsvc.errors import ErrorCode
 
 # Hooks that refuse polling while another delivery mode is configured (the
 # webhook module adds the WEBHOOK_ACTIVE check here).

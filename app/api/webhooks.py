@@ -2,16 +2,17 @@
 answers WEBHOOK_ACTIVE."""
 from __future__ import annotations
 
-from app import clock, results
-from app.api.registry import Call, api_method
-from app.api.updates import polling_guards
-from app.domain import webhooks
-from app.errors import ApiError, ErrorCode
-from app.jobs import DELIVER_WEBHOOKS, wake_after_commit
-from app.validation import Bool, Pattern, Str, StrictSchema
-from app.webhooks import delivery
-from app.webhooks.secret_token import SECRET_TOKEN
-from app.webhooks.urls import validate_webhook_url
+from botsvc import clock
+from botsvc.api.registry import Call, api_method
+from botsvc.api.updates import polling_guards
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import Bool, Pattern, Str, StrictSchema
+from botsvc.domain import webhooks
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.jobs import DELIVER_WEBHOOKS, wake_after_commit
+from botsvc.webhooks import delivery
+from botsvc.webhooks.secret_token import SECRET_TOKEN
+from botsvc.webhooks.urls import validate_webhook_url
 
 
 class SetWebhookSchema(StrictSchema):

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from app.auth import hash_token, new_token
-from app.clock import now
-from app.db import transaction
-from app.errors import invalid
+from botsvc.auth import hash_token, new_token
+from botsvc.clock import now
+from botsvc.db import transaction
+from botsvc.errors import invalid
 
 
 def render_bot(row: sqlite3.Row) -> dict:

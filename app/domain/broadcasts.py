@@ -16,12 +16,12 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from app.clock import now
-from app.contract import BROADCAST_ID, CHAT_ID
-from app.domain.bots import is_platform_disabled
-from app.errors import ApiError, ErrorCode
-from app.jsontext import dumps
-from app.pagination import PatternCursor, ScopedIntCursor, page
+from botsvc.clock import now
+from botsvc.contract import BROADCAST_ID, CHAT_ID
+from botsvc.domain.bots import is_platform_disabled
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.jsontext import dumps
+from botsvc.pagination import PatternCursor, ScopedIntCursor, page
 
 UNFINISHED = ("queued", "running")
 SUBSCRIBER_CURSOR = PatternCursor(CHAT_ID)

@@ -17,12 +17,12 @@ import json
 import sqlite3
 from typing import NamedTuple
 
-from app.contract import (
+from botsvc.contract import (
     CALL_LOG_BODY_MAX_BYTES,
     CALL_LOG_KEPT_CALLS,
     CALL_LOG_RETENTION_SECONDS,
 )
-from app.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
+from botsvc.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
 
 KEPT_PER_BOT = CALL_LOG_KEPT_CALLS
 RETENTION_SECONDS = CALL_LOG_RETENTION_SECONDS

@@ -10,10 +10,10 @@ import json
 import secrets
 import sqlite3
 
-from app.clock import now
-from app.domain import chat_events, keyboards, messages
-from app.domain.updates import enqueue_update
-from app.errors import invalid
+from botsvc.clock import now
+from botsvc.domain import chat_events, keyboards, messages
+from botsvc.domain.updates import enqueue_update
+from botsvc.errors import invalid
 
 
 def new_callback_query_id() -> str:

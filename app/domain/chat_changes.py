@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from app.domain import callbacks, chat_events, messages
+from botsvc.domain import callbacks, chat_events, messages
 
 # What one answer carries at most of each kind; a reader that is further
 # behind starts again from the newest page.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.clock import now
-from app.jsontext import dumps
+from botsvc.clock import now
+from botsvc.jsontext import dumps
 
 KINDS = ("start", "restart", "unblock", "stop", "block", "message", "click")
 # What a timeline shows as a line of its own (a message is its bubble).

@@ -8,13 +8,13 @@ from __future__ import annotations
 import secrets
 import sqlite3
 
-from app.clock import now
-from app.contract import CHAT_ID_HEX_DIGITS, CHAT_ID_PREFIX, START_PARAMETER
-from app.db import transaction
-from app.domain import callbacks, chat_events, messages
-from app.domain.bots import require_bot, require_user
-from app.domain.updates import enqueue_update
-from app.errors import ApiError, ErrorCode, invalid
+from botsvc.clock import now
+from botsvc.contract import CHAT_ID_HEX_DIGITS, CHAT_ID_PREFIX, START_PARAMETER
+from botsvc.db import transaction
+from botsvc.domain import callbacks, chat_events, messages
+from botsvc.domain.bots import require_bot, require_user
+from botsvc.domain.updates import enqueue_update
+from botsvc.errors import ApiError, ErrorCode, invalid
 
 
 def new_chat_id() -> str:

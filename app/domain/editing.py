@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.clock import now
-from app.domain import messages
-from app.domain.chats import require_active_chat, require_chat
-from app.errors import ApiError, ErrorCode, invalid
-from app.jsontext import dumps
+from botsvc.clock import now
+from botsvc.domain import messages
+from botsvc.domain.chats import require_active_chat, require_chat
+from botsvc.errors import ApiError, ErrorCode, invalid
+from botsvc.jsontext import dumps
 
 # The default for an edit's reply_markup: leave the message's buttons as they are
 # (``None`` removes them).

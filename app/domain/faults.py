@@ -15,9 +15,9 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from app.db import transaction
-from app.domain.bots import require_bot
-from app.errors import ApiError, ErrorCode
+from botsvc.db import transaction
+from botsvc.domain.bots import require_bot
+from botsvc.errors import ApiError, ErrorCode
 
 INJECTABLE_CODES = (
     ErrorCode.RATE_LIMITED, ErrorCode.BOT_BLOCKED, ErrorCode.BOT_NOT_STARTED,

@@ -15,7 +15,7 @@ import hmac
 import re
 from urllib.parse import urlencode
 
-from app import clock
+from botsvc import clock
 
 LINK_VALIDITY_SECONDS = 3600
 ROUTE = "/download.php"

@@ -18,10 +18,10 @@ import shutil
 import sqlite3
 from dataclasses import dataclass
 
-from app import clock, owner
-from app.contract import FILE_ID
-from app.errors import ApiError, Reason, invalid, media_rejected
-from app.media import MediaConfig, ProcessedFile, process_upload
+from botsvc import clock, owner
+from botsvc.contract import FILE_ID
+from botsvc.errors import ApiError, Reason, invalid, media_rejected
+from botsvc.media import MediaConfig, ProcessedFile, process_upload
 
 log = logging.getLogger(__name__)
 

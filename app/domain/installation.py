@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from app import clock
-from app.db import transaction
-from app.domain.files import remove_stored
+from botsvc import clock
+from botsvc.db import transaction
+from botsvc.domain.files import remove_stored
 
 # Children before parents (foreign keys are on).
 RESET_TABLES = (

@@ -1,5 +1,5 @@
 """Inline keyboards as they are stored and echoed. The request field and its
-rules are ``ReplyMarkup`` in app/validation.py; this is
+rules are ``ReplyMarkup`` in app/catalogue/validation.py; this is
 what the domain does with a keyboard once it is valid.
 """
 from __future__ import annotations

@@ -16,20 +16,20 @@ from __future__ import annotations
 import secrets
 import sqlite3
 
-from app.contract import FILE_KINDS, MEDIA_TYPES
-from app.db import transaction
-from app.domain import files, messages
-from app.domain.chats import check_active, require_active_chat, user_chat, user_message_update
-from app.domain.editing import (
+from botsvc.contract import FILE_KINDS, MEDIA_TYPES
+from botsvc.db import transaction
+from botsvc.domain import files, messages
+from botsvc.domain.chats import check_active, require_active_chat, user_chat, user_message_update
+from botsvc.domain.editing import (
     UNCHANGED,
     apply_edit,
     check_markup_allowed,
     require_editable_chat,
     require_type,
 )
-from app.domain.files import StoredUpload
-from app.errors import Reason, invalid
-from app.media import MediaConfig
+from botsvc.domain.files import StoredUpload
+from botsvc.errors import Reason, invalid
+from botsvc.media import MediaConfig
 
 GROUP_TYPES = ("photo", "video")
 KINDS_FOR_TYPE = {

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.clock import now
-from app.domain import chat_events
-from app.domain.keyboards import stored_keyboard
-from app.errors import ApiError, ErrorCode
-from app.jsontext import dumps
+from botsvc.clock import now
+from botsvc.domain import chat_events
+from botsvc.domain.keyboards import stored_keyboard
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.jsontext import dumps
 
 CONTENT_KEYS = ("text", "caption", "media", "card", "reply_markup")
 # The SET clause that turns a message into a tombstone (migration 0006 did the

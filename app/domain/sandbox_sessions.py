@@ -15,9 +15,9 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from app import clock
-from app.db import transaction
-from app.errors import ApiError, ErrorCode
+from botsvc import clock
+from botsvc.db import transaction
+from botsvc.errors import ApiError, ErrorCode
 
 # Idle sessions end after this long; a session is at most this old however busy.
 IDLE_SECONDS = 12 * 3600

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from app.domain import messages
-from app.domain.chats import require_active_chat
+from botsvc.domain import messages
+from botsvc.domain.chats import require_active_chat
 
 
 def send_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, text: str,

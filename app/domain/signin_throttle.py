@@ -16,8 +16,8 @@ import ipaddress
 import sqlite3
 from collections.abc import Callable
 
-from app import clock
-from app.db import transaction
+from botsvc import clock
+from botsvc.db import transaction
 
 FREE_FAILURES = 5
 MAX_WAIT_SECONDS = 15 * 60

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from app.clock import now
-from app.jobs import DELIVER_WEBHOOKS, wake_after_commit
-from app.jsontext import dumps
+from botsvc.clock import now
+from botsvc.jobs import DELIVER_WEBHOOKS, wake_after_commit
+from botsvc.jsontext import dumps
 
 RETENTION_SECONDS = 24 * 3600
 

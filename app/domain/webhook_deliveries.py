@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from app.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
+from botsvc.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
 
 RETENTION_SECONDS = 24 * 3600
 

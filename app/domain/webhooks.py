@@ -23,11 +23,11 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app import clock
-from app.db import transaction
-from app.domain import updates, webhook_deliveries
-from app.domain.webhook_deliveries import Attempt
-from app.jsontext import dumps
+from botsvc import clock
+from botsvc.db import transaction
+from botsvc.domain import updates, webhook_deliveries
+from botsvc.domain.webhook_deliveries import Attempt
+from botsvc.jsontext import dumps
 
 FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 600.0

@@ -19,16 +19,16 @@ every job, so each pass claims its rows atomically in SQLite
 claimer lets expire), and a job that must run once per interval across all
 processes claims its turn with ``claim_periodic``.
 """
-from app.jobs.actions import action
-from app.jobs.runner import (
+from botsvc.jobs.actions import action
+from botsvc.jobs.runner import (
     claim_periodic,
     make_periodic_jobs_due,
     release_claim,
     run_job,
     run_start_jobs,
 )
-from app.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS, Job
-from app.jobs.scheduler import start_worker, wake, wake_after_commit, wake_all
+from botsvc.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS, Job
+from botsvc.jobs.scheduler import start_worker, wake, wake_after_commit, wake_all
 
 __all__ = ["DELIVER_BROADCASTS", "DELIVER_WEBHOOKS", "JOBS", "Job", "action", "claim_periodic",
            "make_periodic_jobs_due", "release_claim", "run_job", "run_start_jobs", "start_worker", "wake",

@@ -3,8 +3,8 @@ whether its last pass failed, and whether it is stuck (no success in several
 intervals). For /readyz and the metrics; cheap (one read of a small table)."""
 from __future__ import annotations
 
-from app.jobs import records
-from app.jobs.schedule import JOBS
+from botsvc.jobs import records
+from botsvc.jobs.schedule import JOBS
 
 # A scheduled job is stuck when it has not succeeded for this many intervals
 # (an interval is at least the records' granularity, see records.py).

@@ -18,9 +18,9 @@ import sqlite3
 import threading
 import time
 
-from app import clock
-from app.db import transaction
-from app.errors import ApiError
+from botsvc import clock
+from botsvc.db import transaction
+from botsvc.errors import ApiError
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from app import clock
-from app.db import thread_connection, transaction
-from app.jobs import records
-from app.jobs.schedule import JOBS, Job
+from botsvc import clock
+from botsvc.db import thread_connection, transaction
+from botsvc.jobs import records
+from botsvc.jobs.schedule import JOBS, Job
 
 log = logging.getLogger(__name__)
 # A claim lasts a second less than the tick, so the next tick always finds it due.

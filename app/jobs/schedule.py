@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.jobs import actions
+from botsvc.jobs import actions
 
 
 @dataclass(frozen=True)

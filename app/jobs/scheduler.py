@@ -17,11 +17,11 @@ from datetime import UTC, datetime
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from app import disk
-from app.db import connect
-from app.jobs import actions, records
-from app.jobs.runner import run_job
-from app.jobs.schedule import JOBS, Job
+from botsvc import disk
+from botsvc.db import connect
+from botsvc.jobs import actions, records
+from botsvc.jobs.runner import run_job
+from botsvc.jobs.schedule import JOBS, Job
 
 log = logging.getLogger(__name__)
 DISK_FULL_LOG_INTERVAL_SECONDS = 60.0

@@ -1,3 +1,3 @@
 """The operator API: the bot manager and simulated users."""
-from app.manage import calls, methods, testing  # noqa: F401
-from app.manage.dispatch import bp  # noqa: F401
+from botsvc.manage import calls, methods, testing  # noqa: F401
+from botsvc.manage.dispatch import bp  # noqa: F401

@@ -2,13 +2,14 @@
 getWebhookDeliveries: it is how a bot's developer sees what their bot did."""
 from __future__ import annotations
 
-from app import clock, results
-from app.api.call_records import writer
-from app.domain import call_log
-from app.domain.bots import require_bot
-from app.manage.dispatch import operator_method
-from app.manage.methods import ApiMethodName, BotIdSchema
-from app.validation import Bool, CursorField, LimitField
+from botsvc import clock
+from botsvc.api.call_records import writer
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import Bool, CursorField, LimitField
+from botsvc.domain import call_log
+from botsvc.domain.bots import require_bot
+from botsvc.manage.dispatch import operator_method
+from botsvc.manage.methods import ApiMethodName, BotIdSchema
 
 
 class BotCallsSchema(BotIdSchema):

@@ -11,13 +11,13 @@ import sqlite3
 from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema
 
-from app import clock, disk
-from app.auth import bearer_token, check_admin_token
-from app.body import RequestBody, is_form_request, parse_body
-from app.catalogue import Catalogue, Method, validate_request
-from app.db import get_db
-from app.envelope import json_response, ok_body
-from app.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllowed
+from botsvc import clock, disk
+from botsvc.auth import bearer_token, check_admin_token
+from botsvc.catalogue.body import RequestBody, is_form_request, parse_body
+from botsvc.catalogue.entry import Catalogue, Method, validate_request
+from botsvc.db import get_db
+from botsvc.envelope import json_response, ok_body
+from botsvc.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllowed
 
 bp = Blueprint("manage", __name__, url_prefix="/manage/v1")
 

@@ -4,13 +4,9 @@ from __future__ import annotations
 from flask import current_app
 from marshmallow import ValidationError
 
-from app import results
-from app.api.registry import METHODS
-from app.contract import START_PARAMETER, USER_CHAT_DEFAULT_LIMIT, USER_CHAT_MAX_LIMIT
-from app.domain import bots, chats, media_messages
-from app.errors import ErrorCode
-from app.manage.dispatch import operator_method
-from app.validation import (
+from botsvc.api.registry import METHODS
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import (
     CALLBACK_DATA_MAX_BYTES,
     Bool,
     Caption,
@@ -24,6 +20,10 @@ from app.validation import (
     StrictSchema,
     Text,
 )
+from botsvc.contract import START_PARAMETER, USER_CHAT_DEFAULT_LIMIT, USER_CHAT_MAX_LIMIT
+from botsvc.domain import bots, chats, media_messages
+from botsvc.errors import ErrorCode
+from botsvc.manage.dispatch import operator_method
 
 USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 from flask import current_app
 from marshmallow import validate
 
-from app import clock, results
-from app.db import transaction
-from app.domain import faults, installation, webhook_deliveries
-from app.domain.bots import require_bot
-from app.jobs import make_periodic_jobs_due, wake_all
-from app.manage.dispatch import operator_method
-from app.manage.methods import ApiMethodName, BotIdSchema
-from app.validation import CursorField, Int, LimitField, Str, StrictSchema
+from botsvc import clock
+from botsvc.catalogue import results
+from botsvc.catalogue.validation import CursorField, Int, LimitField, Str, StrictSchema
+from botsvc.db import transaction
+from botsvc.domain import faults, installation, webhook_deliveries
+from botsvc.domain.bots import require_bot
+from botsvc.jobs import make_periodic_jobs_due, wake_all
+from botsvc.manage.dispatch import operator_method
+from botsvc.manage.methods import ApiMethodName, BotIdSchema
 
 
 class AdvanceClockSchema(StrictSchema):

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from app.errors import Reason, media_rejected
+from botsvc.errors import Reason, media_rejected
 
 from .config import MediaConfig
 from .detect import Extension

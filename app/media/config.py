@@ -1,4 +1,4 @@
-"""The media pipeline's settings: a view of ``app.config.Settings`` (where
+"""The media pipeline's settings: a view of ``botsvc.config.Settings`` (where
 the environment is read and checked) plus the limits that are not settings."""
 from __future__ import annotations
 

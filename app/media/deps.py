@@ -16,8 +16,8 @@ import shutil
 import sys
 import tempfile
 
-from app import owner
-from app.errors import ApiError, ErrorCode, dependency_unavailable
+from botsvc import owner
+from botsvc.errors import ApiError, ErrorCode, dependency_unavailable
 
 from . import detect, scanner
 from .config import MediaConfig

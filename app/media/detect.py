@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from app.errors import Reason, dependency_unavailable, media_rejected
+from botsvc.errors import Reason, dependency_unavailable, media_rejected
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps
 
-from app.errors import Reason, media_rejected
+from botsvc.errors import Reason, media_rejected
 
 MAX_SIDE = 8192
 MAX_PIXELS = 16_000_000

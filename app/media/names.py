@@ -10,7 +10,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from app.errors import Reason, media_rejected
+from botsvc.errors import Reason, media_rejected
 
 # Inner extensions that a server would execute, a browser render, or a
 # desktop run. Media extensions and ordinary words are fine as inner parts.

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from app.errors import media_rejected
+from botsvc.errors import media_rejected
 
 from .config import MediaConfig
 from .runner import run_tool, tool_failed

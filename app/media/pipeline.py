@@ -19,8 +19,8 @@ import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
-from app import disk, owner
-from app.errors import ApiError, ErrorCode, Reason, media_rejected
+from botsvc import disk, owner
+from botsvc.errors import ApiError, ErrorCode, Reason, media_rejected
 
 from . import av, detect, images, names, polyglot, scanner, text
 from .config import MediaConfig

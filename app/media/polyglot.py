@@ -27,7 +27,7 @@ import mmap
 import re
 import struct
 
-from app.errors import Reason, media_rejected
+from botsvc.errors import Reason, media_rejected
 
 from .detect import Format
 

@@ -26,10 +26,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from app import metrics, owner
-from app.errors import dependency_unavailable
+from botsvc import metrics, owner
+from botsvc.errors import dependency_unavailable
 
-log = logging.getLogger("app.media")
+log = logging.getLogger("botsvc.media")
 
 # Every ``dependency`` a tool runs under: the label values of
 # botsvc_media_tool_duration_seconds.

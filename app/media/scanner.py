@@ -15,12 +15,12 @@ import socket
 import struct
 import time
 
-from app.errors import Reason, dependency_unavailable, media_rejected
+from botsvc.errors import Reason, dependency_unavailable, media_rejected
 
 from .config import MediaConfig
 from .runner import run_tool, tool_failed
 
-log = logging.getLogger("app.media")
+log = logging.getLogger("botsvc.media")
 
 _CHUNK = 64 * 1024
 _LIMIT_PREFIX = "Heuristics.Limits.Exceeded"

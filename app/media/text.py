@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from app.errors import Reason, media_rejected
+from botsvc.errors import Reason, media_rejected
 
 MAX_BYTES = 5 * 1024 * 1024
 BOM = b"\xef\xbb\xbf"

@@ -10,9 +10,9 @@ import os
 
 from flask import Blueprint, Response, current_app, send_from_directory
 
-from app.config import Settings
-from app.jsontext import dumps
-from app.openapi.document import build
+from botsvc.config import Settings
+from botsvc.jsontext import dumps
+from botsvc.openapi.document import build
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 # The page and its assets load nothing but themselves (Swagger UI's icons are

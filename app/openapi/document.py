@@ -15,17 +15,17 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.common import resolve_schema_cls
 
-from app.api.dispatch import PIPELINE_ERRORS
-from app.api.registry import METHODS
-from app.catalogue import Catalogue, Method
-from app.contract import FILE_KINDS, MEDIA_TYPES, PARSE_MODES
-from app.domain import faults
-from app.errors import ErrorCode, Reason
-from app.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
-from app.openapi import fields as field_rules
-from app.openapi import routes
-from app.results import MEMBERSHIP_STATUSES
-from app.validation import ButtonSchema, FilePart
+from botsvc.api.dispatch import PIPELINE_ERRORS
+from botsvc.api.registry import METHODS
+from botsvc.catalogue.entry import Catalogue, Method
+from botsvc.catalogue.results import MEMBERSHIP_STATUSES
+from botsvc.catalogue.validation import ButtonSchema, FilePart
+from botsvc.contract import FILE_KINDS, MEDIA_TYPES, PARSE_MODES
+from botsvc.domain import faults
+from botsvc.errors import ErrorCode, Reason
+from botsvc.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
+from botsvc.openapi import fields as field_rules
+from botsvc.openapi import routes
 
 CONTRACT_VERSION = "2.0.0"
 IDEMPOTENCY_KEY = "IdempotencyKey"  # the parameter component, by name

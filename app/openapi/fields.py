@@ -1,6 +1,6 @@
 """How our own request fields read in JSON Schema: small attribute functions
 for apispec's MarshmallowPlugin, one per rule that the built-in converter
-cannot see (app/validation.py defines the fields).
+cannot see (app/catalogue/validation.py defines the fields).
 
 - Byte limits: JSON Schema counts characters, so a byte limit is stated in
   the description and bounds ``maxLength`` (N bytes are at most N characters).
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from marshmallow import fields
 
-from app.contract import FILE_ID, ecma
-from app.validation import (
+from botsvc.catalogue.validation import (
     INT64_MAX,
     INT64_MIN,
     ByteLength,
@@ -23,6 +22,7 @@ from app.validation import (
     Int,
     MediaInput,
 )
+from botsvc.contract import FILE_ID, ecma
 
 JSON_TYPES = {bool: "boolean", int: "integer", str: "string"}
 

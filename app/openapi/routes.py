@@ -13,8 +13,8 @@ one ``Ok<Result>`` component.
 """
 from __future__ import annotations
 
-from app.contract import KEY, SHA256, ecma
-from app.errors import ErrorCode
+from botsvc.contract import KEY, SHA256, ecma
+from botsvc.errors import ErrorCode
 
 JSON = "application/json"
 FAILURE_REF = {"$ref": "#/components/schemas/Failure"}

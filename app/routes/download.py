@@ -18,13 +18,13 @@ import sqlite3
 
 from flask import Blueprint, Response, current_app, request
 
-from app import clock
-from app.auth import authenticate_bot, bearer_token, bot_disabled, platform_disabled
-from app.db import get_db
-from app.domain import file_links, files
-from app.domain.bots import is_platform_disabled, require_bot
-from app.errors import ApiError, ErrorCode, MethodNotAllowed, invalid
-from app.file_response import file_not_found, file_response
+from botsvc import clock
+from botsvc.auth import authenticate_bot, bearer_token, bot_disabled, platform_disabled
+from botsvc.db import get_db
+from botsvc.domain import file_links, files
+from botsvc.domain.bots import is_platform_disabled, require_bot
+from botsvc.errors import ApiError, ErrorCode, MethodNotAllowed, invalid
+from botsvc.file_response import file_not_found, file_response
 
 bp = Blueprint("download", __name__)
 ALL_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]

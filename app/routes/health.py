@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from flask import Blueprint, Response, current_app
 
-from app import disk
-from app.config import Settings
-from app.envelope import error_response, json_response, ok_body
-from app.errors import ApiError, ErrorCode
-from app.media import MediaConfig, probe_tools
-from app.migrations import migration_files
+from botsvc import disk
+from botsvc.config import Settings
+from botsvc.envelope import error_response, json_response, ok_body
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.media import MediaConfig, probe_tools
+from botsvc.migrations import migration_files
 
 OK = "ok"
 # Longer than the readiness probe of any orchestrator would wait for its

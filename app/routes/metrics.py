@@ -14,13 +14,13 @@ from flask import Blueprint, Response, current_app, request
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 
-from app import disk, metrics
-from app.auth import bearer_token
-from app.clock import machine_time, now
-from app.db import get_db
-from app.domain.updates import RETENTION_SECONDS
-from app.errors import ApiError, ErrorCode
-from app.jobs.health import job_health
+from botsvc import disk, metrics
+from botsvc.auth import bearer_token
+from botsvc.clock import machine_time, now
+from botsvc.db import get_db
+from botsvc.domain.updates import RETENTION_SECONDS
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.jobs.health import job_health
 
 bp = Blueprint("metrics", __name__)
 

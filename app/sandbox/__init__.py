@@ -8,7 +8,7 @@ origin, no inline ones), and every state change must carry the session's
 CSRF token. The pages act through the operator methods of /manage/v1
 (``calls.py``) and read through the domain's functions, never through rules
 or SQL of their own (sessions and the sign-in throttle included:
-``app.domain.sandbox_sessions``, ``app.domain.signin_throttle``).
+``botsvc.domain.sandbox_sessions``, ``botsvc.domain.signin_throttle``).
 
 Modules: ``auth`` (sign-in and sign-out), ``pages`` (the bot manager, a
 bot's page and the chats), ``chat`` (the JSON the chat page calls, and the
@@ -19,11 +19,11 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, g, redirect, request, url_for
 from werkzeug.exceptions import NotFound
 
-from app import clock
-from app.db import get_db
-from app.domain import sandbox_sessions as sessions
-from app.envelope import json_response, ok_body
-from app.errors import ApiError, ErrorCode
+from botsvc import clock
+from botsvc.db import get_db
+from botsvc.domain import sandbox_sessions as sessions
+from botsvc.envelope import json_response, ok_body
+from botsvc.errors import ApiError, ErrorCode
 
 bp = Blueprint("sandbox", __name__, url_prefix="/sandbox", template_folder="templates",
                static_folder="static")
@@ -110,4 +110,4 @@ def json_ok(result) -> Response:
     return json_response(200, ok_body(result))
 
 
-from app.sandbox import auth, chat, pages, pulse  # noqa: E402,F401  (routes)
+from botsvc.sandbox import auth, chat, pages, pulse  # noqa: E402,F401  (routes)

@@ -3,7 +3,7 @@
 The sign-in form is protected like every other change: a random value in a
 short-lived cookie must come back in the form (there is no session yet to
 hold a CSRF token). Wrong tokens are throttled per address
-(``app.domain.signin_throttle``).
+(``botsvc.domain.signin_throttle``).
 """
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import secrets
 
 from flask import Response, make_response, redirect, render_template, request, url_for
 
-from app import wire
-from app.auth import check_admin_token
-from app.db import get_db
-from app.domain import sandbox_sessions as sessions
-from app.domain import signin_throttle as throttle
-from app.sandbox import SESSION_COOKIE, bp, fingerprint, settings
+from botsvc.auth import check_admin_token
+from botsvc.connection import wire
+from botsvc.db import get_db
+from botsvc.domain import sandbox_sessions as sessions
+from botsvc.domain import signin_throttle as throttle
+from botsvc.sandbox import SESSION_COOKIE, bp, fingerprint, settings
 
 SIGNIN_COOKIE = "botsvc_sandbox_signin"
 

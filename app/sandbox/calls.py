@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app.body import RequestBody
-from app.db import get_db
-from app.errors import ApiError, ErrorCode
-from app.manage.dispatch import OPERATOR_METHODS, execute
+from botsvc.catalogue.body import RequestBody
+from botsvc.db import get_db
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.manage.dispatch import OPERATOR_METHODS, execute
 
 # What the pages may call: the bot manager, the users, and what a developer
 # reads about a bot. The testing tools that change the installation (the

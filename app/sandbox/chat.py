@@ -5,7 +5,7 @@
   of userGetChat, its journal lines, the membership and a position. With the
   position the page holds: ``{changed: false}`` while the chat's version is
   the same (one indexed read, so a page can ask every second), otherwise
-  only what came after it (``app.domain.chat_changes``). Every answer holds
+  only what came after it (``botsvc.domain.chat_changes``). Every answer holds
   the service clock's ``now``, which times an unanswered click.
 - ``GET chats/<user>/<bot>/history?before_message_id=N``: an older page
   (userGetChat's paging) with its journal lines.
@@ -30,17 +30,17 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from app import clock, disk, logs
-from app.body import is_form_request, parse_body
-from app.db import get_db
-from app.domain import bots, callbacks, chat_changes, chat_events, chats, files, messages
-from app.domain.chat_changes import Position
-from app.errors import ApiError, ErrorCode, invalid
-from app.file_response import file_not_found, file_response
-from app.manage.dispatch import OPERATOR_METHODS
-from app.sandbox import bp, calls, json_ok, settings
-from app.sandbox.overview import chat_list, membership
-from app.validation import Int, StrictSchema, load
+from botsvc import clock, disk, logs
+from botsvc.catalogue.body import is_form_request, parse_body
+from botsvc.catalogue.validation import Int, StrictSchema, load
+from botsvc.db import get_db
+from botsvc.domain import bots, callbacks, chat_changes, chat_events, chats, files, messages
+from botsvc.domain.chat_changes import Position
+from botsvc.errors import ApiError, ErrorCode, invalid
+from botsvc.file_response import file_not_found, file_response
+from botsvc.manage.dispatch import OPERATOR_METHODS
+from botsvc.sandbox import bp, calls, json_ok, settings
+from botsvc.sandbox.overview import chat_list, membership
 
 # Messages per page the chat page loads (the newest first, older on scroll).
 PAGE_SIZE = 50

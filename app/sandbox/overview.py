@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from app import clock
-from app.domain import bots, broadcasts, chats, webhooks
-from app.sandbox import calls
+from botsvc import clock
+from botsvc.domain import bots, broadcasts, chats, webhooks
+from botsvc.sandbox import calls
 
 RECENT_BROADCASTS = 5
 PREVIEW_LABELS = {"photo": "Photo", "video": "Video", "animation": "GIF", "audio": "Audio",

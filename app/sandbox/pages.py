@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from flask import g, render_template, request, url_for
 
-from app.api.registry import METHODS as API_METHODS
-from app.db import get_db
-from app.domain import bots, faults
-from app.sandbox import bp, overview, settings
+from botsvc.api.registry import METHODS as API_METHODS
+from botsvc.db import get_db
+from botsvc.domain import bots, faults
+from botsvc.sandbox import bp, overview, settings
 
 # The users the sidebar offers (the newest; the one open is always there).
 USERS_LISTED = 200

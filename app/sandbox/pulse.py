@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from app import clock, logs
-from app.db import get_db
-from app.domain import bots, faults, webhooks
-from app.errors import invalid
-from app.sandbox import bp, calls, json_ok, settings
+from botsvc import clock, logs
+from botsvc.db import get_db
+from botsvc.domain import bots, faults, webhooks
+from botsvc.errors import invalid
+from botsvc.sandbox import bp, calls, json_ok, settings
 
 CALLS_SHOWN = 50
 DELIVERIES_SHOWN = 20

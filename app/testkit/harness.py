@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.contract import USER_CHAT_MAX_LIMIT
-from app.testkit.client import BotApi, Clock, OperatorClient
+from botsvc.contract import USER_CHAT_MAX_LIMIT
+from botsvc.testkit.client import BotApi, Clock, OperatorClient
 
 DEFAULT_WAIT_SECONDS = 10.0
 _names = itertools.count(1)

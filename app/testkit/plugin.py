@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
-    from app.testkit.client import OperatorClient
-    from app.testkit.harness import Botsvc, SimulatedUser, TestBot
+    from botsvc.testkit.client import OperatorClient
+    from botsvc.testkit.harness import Botsvc, SimulatedUser, TestBot
 
 MARKER = "botsvc_reset"
 
@@ -52,7 +52,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
     """The session's installation: ``Botsvc`` for a server started here, or
     for the one BOTSVC_URL and BOTSVC_ADMIN_TOKEN name."""
-    from app.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
+    from botsvc.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
 
     url, token = os.environ.get("BOTSVC_URL"), os.environ.get("BOTSVC_ADMIN_TOKEN")
     if url:
@@ -60,7 +60,7 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
             raise pytest.UsageError("BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not")
         yield Botsvc(url.rstrip("/"), token)
         return
-    from app.testkit.server import LocalServer  # only when a server is wanted
+    from botsvc.testkit.server import LocalServer  # only when a server is wanted
 
     server = LocalServer(tmp_path_factory.mktemp("botsvc"))
     server.start()

@@ -40,7 +40,7 @@ def free_port() -> int:
 def serve_command() -> list[str]:
     """``botsvc serve`` of the package this module belongs to, run by this
     interpreter: the console script's own entry point, found without PATH."""
-    return [sys.executable, "-m", "app.cli", "serve"]
+    return [sys.executable, "-m", "botsvc.cli", "serve"]
 
 
 def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM,

@@ -17,7 +17,7 @@ Each attempt is also recorded for getWebhookDeliveries (when it started on
 the service clock, how long it took, the status or error).
 
 Tests substitute ``resolver`` (DNS) and ``ATTEMPT_TIMEOUT``; time is the
-service clock (``app.clock``), which they move through ``clock.machine_clock``.
+service clock (``botsvc.clock``), which they move through ``clock.machine_clock``.
 """
 from __future__ import annotations
 
@@ -28,16 +28,16 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from app import clock, metrics
-from app.config import Settings
-from app.db import thread_connection
-from app.domain import webhooks
-from app.domain.webhook_deliveries import Attempt
-from app.domain.webhooks import Claim, Outcome
-from app.jobs import DELIVER_WEBHOOKS, action, wake
-from app.webhooks import transport
-from app.webhooks.addresses import default_resolver
-from app.webhooks.connections import KeptConnections
+from botsvc import clock, metrics
+from botsvc.config import Settings
+from botsvc.db import thread_connection
+from botsvc.domain import webhooks
+from botsvc.domain.webhook_deliveries import Attempt
+from botsvc.domain.webhooks import Claim, Outcome
+from botsvc.jobs import DELIVER_WEBHOOKS, action, wake
+from botsvc.webhooks import transport
+from botsvc.webhooks.addresses import default_resolver
+from botsvc.webhooks.connections import KeptConnections
 
 log = logging.getLogger(__name__)
 

@@ -43,8 +43,8 @@ from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionErro
 from urllib3.util.ssl_ import create_urllib3_context
 from urllib3.util.ssl_match_hostname import CertificateError
 
-from app.errors import ApiError
-from app.webhooks.addresses import (
+from botsvc.errors import ApiError
+from botsvc.webhooks.addresses import (
     IPAddress,
     Resolver,
     TargetRejected,
@@ -52,9 +52,9 @@ from app.webhooks.addresses import (
     is_allowed_address,
     resolve_allowed,
 )
-from app.webhooks.connections import PinnedConnection, Route
-from app.webhooks.secret_token import SECRET_HEADER, is_valid_secret_token
-from app.webhooks.urls import WebhookTarget, parse_webhook_url
+from botsvc.webhooks.connections import PinnedConnection, Route
+from botsvc.webhooks.secret_token import SECRET_HEADER, is_valid_secret_token
+from botsvc.webhooks.urls import WebhookTarget, parse_webhook_url
 
 DEFAULT_TIMEOUT = 10.0
 MAX_RESPONSE_BYTES = 64 * 1024

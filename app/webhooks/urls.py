@@ -34,8 +34,8 @@ from urllib.parse import quote, urlsplit
 
 import idna
 
-from app.errors import ApiError, Reason, invalid
-from app.webhooks.addresses import (
+from botsvc.errors import ApiError, Reason, invalid
+from botsvc.webhooks.addresses import (
     IPAddress,
     Resolver,
     TargetRejected,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from app.api.registry import METHODS
+from botsvc.api.registry import METHODS
 from tests.support.contract import ADMIN_TOKEN, assert_failure
 
 TOKEN_SHAPE = re.compile(r"^([1-9][0-9]*):([A-Za-z0-9_-]{43})$")

@@ -8,15 +8,15 @@ import threading
 import pytest
 from marshmallow import fields
 
-from app.api import broadcast_delivery
-from app.api.registry import METHODS
-from app.db import connect
-from app.domain import broadcasts as domain
-from app.domain import messages
-from app.domain.chats import require_active_chat
-from app.errors import invalid
-from app.jobs import run_job
-from app.validation import ChatId, StrictSchema, Text
+from botsvc.api import broadcast_delivery
+from botsvc.api.registry import METHODS
+from botsvc.catalogue.validation import ChatId, StrictSchema, Text
+from botsvc.db import connect
+from botsvc.domain import broadcasts as domain
+from botsvc.domain import messages
+from botsvc.domain.chats import require_active_chat
+from botsvc.errors import invalid
+from botsvc.jobs import run_job
 from tests.support.contract import BotClient, Operator
 from tests.support.members import add_members
 

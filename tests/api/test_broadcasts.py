@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from app.api.registry import METHODS
-from app.db import connect
-from app.jobs import run_job
+from botsvc.api.registry import METHODS
+from botsvc.db import connect
+from botsvc.jobs import run_job
 from tests.support.members import add_members
 
 BROADCAST_ID = re.compile(r"^bc_[0-9a-f]{32}$")

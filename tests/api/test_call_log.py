@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from app.call_log_writer import EXTENSION
-from app.db import checkpoint, connect
-from app.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
-from app.jobs.runner import run_job
-from app.jsontext import dumps
+from botsvc.call_log_writer import EXTENSION
+from botsvc.db import checkpoint, connect
+from botsvc.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
+from botsvc.jobs.runner import run_job
+from botsvc.jsontext import dumps
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid
 from tests.support.small_disk import fill, small_tmpfs
 

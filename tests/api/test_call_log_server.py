@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.domain.call_log import BODY_MAX_BYTES
-from app.jsontext import dumps
+from botsvc.domain.call_log import BODY_MAX_BYTES
+from botsvc.jsontext import dumps
 from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server

@@ -6,7 +6,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from app.cli import main as cli
+from botsvc.cli import main as cli
 
 MARKUP = {"inline_keyboard": [
     [{"text": "Yes", "callback_data": "vote:yes"}, {"text": "No", "callback_data": "vote:no"}],

@@ -2,9 +2,9 @@
 only, matching type, active membership, edit_date, the user's view, replays."""
 import pytest
 
-from app.db import connect, transaction
-from app.domain import messages
-from app.domain.chats import require_chat
+from botsvc.db import connect, transaction
+from botsvc.domain import messages
+from botsvc.domain.chats import require_chat
 
 CARD = {"type": "product", "title": "Lamp", "fields": [{"label": "Price", "value": "10"}]}
 NEW_CARD = {"type": "status", "title": "Shipped", "subtitle": "today"}

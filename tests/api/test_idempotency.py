@@ -206,7 +206,7 @@ def test_expired_key_may_carry_a_new_body(bot, chat, db):
 
 
 def test_cleanup_deletes_expired_keys(app, bot, chat, db):
-    from app.jobs import run_job
+    from botsvc.jobs import run_job
     _send(bot, "gone", chat_id=chat.chat_id, text="x")
     _send(bot, "kept", chat_id=chat.chat_id, text="y")
     db.execute("UPDATE idempotency_keys SET created_at = created_at - 86401 WHERE key = 'gone'")

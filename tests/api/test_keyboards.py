@@ -5,9 +5,9 @@ import json
 import pytest
 from marshmallow import ValidationError
 
-from app.db import connect, transaction
-from app.domain.sending import send_text
-from app.validation import check_total_buttons
+from botsvc.catalogue.validation import check_total_buttons
+from botsvc.db import connect, transaction
+from botsvc.domain.sending import send_text
 
 
 def of_bytes(size: int) -> str:

@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from app.config import Settings
-from app.db import connect
-from app.errors import RateLimited
-from app.limits import API, SEND, Limit, configured_limits, consume, headroom
-from app.migrations import migrate
+from botsvc.config import Settings
+from botsvc.db import connect
+from botsvc.errors import RateLimited
+from botsvc.limits import API, SEND, Limit, configured_limits, consume, headroom
+from botsvc.migrations import migrate
 from tests.support.contract import (
     ADMIN_TOKEN,
     NO_RATE_LIMITS,
@@ -260,7 +260,7 @@ def test_unauthorized_requests_take_no_rate(make_app, clock):
 
 
 def test_default_rate_limits_are_in_force(tmp_path, clock):
-    from app.factory import create_app
+    from botsvc.factory import create_app
     app = create_app(Settings.from_env({}, data_dir=str(tmp_path / "d"),
                                        admin_token=ADMIN_TOKEN))
     client = app.test_client()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.jobs import run_job
+from botsvc.jobs import run_job
 from tests.support.contract import assert_invalid
 
 
@@ -133,7 +133,7 @@ def test_cleanup_removes_updates_older_than_a_day(app, bot, operator, start_chat
 
 
 def test_cleanup_job_is_registered_with_the_scheduler():
-    from app.jobs.schedule import JOBS
+    from botsvc.jobs.schedule import JOBS
     seconds = {job.name: job.seconds for job in JOBS}
     assert seconds["delete_expired_records"] <= 3600
 

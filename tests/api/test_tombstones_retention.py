@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.db import connect
-from app.domain import messages
-from app.jobs import run_job
-from app.migrations import migrate, migration_files
+from botsvc.db import connect
+from botsvc.domain import messages
+from botsvc.jobs import run_job
+from botsvc.migrations import migrate, migration_files
 from tests.support.contract import BotClient, Operator, assert_failure
 
 DAY = 86400
@@ -195,7 +195,7 @@ def test_the_retention_job_runs_once_per_interval(kept_30_days):
 
 
 def test_retention_reads_its_setting_from_the_environment():
-    from app.config import Settings
+    from botsvc.config import Settings
 
     settings = Settings.from_env({"BOTSVC_HISTORY_RETENTION_DAYS": "90",
                                   "BOTSVC_SECRET_KEY": "k"})

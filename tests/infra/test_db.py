@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from app.db import BUSY_TIMEOUT_MS, WriteLockBusy, connect, transaction
-from app.migrations import migrate, migration_files
+from botsvc.db import BUSY_TIMEOUT_MS, WriteLockBusy, connect, transaction
+from botsvc.migrations import migrate, migration_files
 from tests.support.paths import REPO
 
 ROOT = str(REPO)
@@ -252,8 +252,8 @@ def test_importing_the_package_opens_no_database(tmp_path):
     data_dir = tmp_path / "data"
     workdir = tmp_path / "cwd"
     workdir.mkdir()
-    code = ("import app, app.api, app.manage, app.cli, app.jobs, app.jobs.schedule, "
-            "app.gunicorn_conf, app.db, app.domain.chats; print('imported')")
+    code = ("import botsvc, botsvc.api, botsvc.manage, botsvc.cli, botsvc.jobs, botsvc.jobs.schedule, "
+            "botsvc.gunicorn_conf, botsvc.db, botsvc.domain.chats; print('imported')")
     env = {**os.environ, "BOTSVC_DATA_DIR": str(data_dir), "PYTHONPATH": ROOT}
     done = subprocess.run([sys.executable, "-c", code], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=60)
@@ -263,14 +263,14 @@ def test_importing_the_package_opens_no_database(tmp_path):
 
 
 def test_gunicorn_does_not_preload_the_app():
-    from app import gunicorn_conf
+    from botsvc import gunicorn_conf
     assert gunicorn_conf.preload_app is False
     assert gunicorn_conf.workers == int(os.environ.get("BOTSVC_WORKERS", "2"))
 
 
 def test_create_app_migrates_and_keeps_a_secret(tmp_path):
-    from app.config import Settings
-    from app.factory import create_app
+    from botsvc.config import Settings
+    from botsvc.factory import create_app
     data_dir = tmp_path / "fresh"
     create_app(Settings.from_env({"BOTSVC_DATA_DIR": str(data_dir)}))
     conn = connect(str(data_dir / "botsvc.sqlite3"))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app import db, disk, limits, migrations
-from app.config import load_or_create_secret
-from app.errors import ApiError, ErrorCode, RateLimited
-from app.media.signatures import DB_FILE, build_test_signature_db
+from botsvc import db, disk, limits, migrations
+from botsvc.config import load_or_create_secret
+from botsvc.errors import ApiError, ErrorCode, RateLimited
+from botsvc.media.signatures import DB_FILE, build_test_signature_db
 from tests.support.small_disk import fill, small_tmpfs
 
 
@@ -204,7 +204,7 @@ def video(tmp_path) -> Path:
 @pytest.mark.parametrize("room", ["none_for_the_input", "none_for_the_output"])
 def test_the_pipeline_out_of_space_is_storage_full_and_leaves_nothing(tmpfs, tmp_path, video,
                                                                        room):
-    from app.media import MediaConfig, process_upload
+    from botsvc.media import MediaConfig, process_upload
     work = tmpfs / "media-work"
     work.mkdir()
     config = MediaConfig(clamd_socket=None, clamav_db=build_test_signature_db(
@@ -238,7 +238,7 @@ def test_a_rolled_back_savepoint_runs_its_own_hooks_only(tmp_path):
 # -- a claim the disk would not let go of ----------------------------------------
 
 def test_a_claim_whose_release_the_disk_refused_is_freed_later(tmp_path):
-    from app import idempotency as idem
+    from botsvc import idempotency as idem
     path = str(tmp_path / "k.sqlite3")
     migrations.migrate(path)
     conn = db.connect(path)
@@ -266,7 +266,7 @@ def test_a_claim_whose_release_the_disk_refused_is_freed_later(tmp_path):
 def test_migrate_on_a_full_disk_without_a_reserve_stops_with_one_line(tmpfs):
     from click.testing import CliRunner
 
-    from app.cli import main
+    from botsvc.cli import main
     env = {"BOTSVC_DATA_DIR": str(tmpfs / "data")}
     first = CliRunner().invoke(main, ["migrate"], env=env)
     assert first.exit_code == 0, first.output

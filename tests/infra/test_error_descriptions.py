@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 import re
 
-from app.errors import Reason
-from app.media import pdf
+from botsvc.errors import Reason
+from botsvc.media import pdf
 from tests.support.paths import REPO
 
 APP = REPO / "app"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.media import build_test_signature_db
-from app.testkit.server import LocalServer
+from botsvc.media import build_test_signature_db
+from botsvc.testkit.server import LocalServer
 from tests.support.cli import botsvc
 from tests.support.servers import suite_server
 from tests.support.small_disk import fill, small_tmpfs

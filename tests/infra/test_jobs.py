@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from app import clock
-from app.jobs import Job, actions, records, run_job, scheduler
-from app.jobs.health import job_health, stuck_after
-from app.jobs.schedule import JOBS
+from botsvc import clock
+from botsvc.jobs import Job, actions, records, run_job, scheduler
+from botsvc.jobs.health import job_health, stuck_after
+from botsvc.jobs.schedule import JOBS
 from tests.support.paths import REPO
 
 APP_DIR = REPO / "app"
@@ -52,9 +52,9 @@ def test_the_list_is_what_the_scheduler_runs(app):
 
 def test_every_listed_job_has_one_action_where_its_work_lives_and_nothing_else_schedules(app):
     owners = {job.name: actions.action_for(job.name).__module__ for job in JOBS}
-    assert owners == {name: ("app.api.broadcast_delivery" if name == "deliver_due_broadcasts"
-                             else "app.webhooks.delivery" if name == "deliver_due_webhooks"
-                             else "app.maintenance") for name in owners}
+    assert owners == {name: ("botsvc.api.broadcast_delivery" if name == "deliver_due_broadcasts"
+                             else "botsvc.webhooks.delivery" if name == "deliver_due_webhooks"
+                             else "botsvc.maintenance") for name in owners}
     outside = [path for path in APP_DIR.rglob("*.py")
                if re.search(r"^\s*(from|import) apscheduler", path.read_text(), re.MULTILINE)
                and path.parent.name != "jobs"]

@@ -1,7 +1,8 @@
 """The plan of app/ holds (docs/DEVELOPING.md "The layers"): the import-linter
 contracts in setup.cfg pass, no two rooms of app/ import each other in a
-circle (an import inside a function counts), and an import of the project
-placed inside a function says why on its line."""
+circle (an import inside a function counts), an import of the project
+placed inside a function says why on its line, and nothing imports the
+folder by its name ``app`` (it installs as ``botsvc``)."""
 from __future__ import annotations
 
 import ast
@@ -25,7 +26,10 @@ def test_the_import_linter_contracts_hold():
 def _imports(path: Path):
     """(imported module, line, inside a function) for every import in ``path``,
     relative imports resolved."""
-    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    parts = path.relative_to(REPO).with_suffix("").parts[:-1]
+    if parts[:1] == ("app",):   # the folder app/ is the package botsvc
+        parts = ("botsvc", *parts[1:])
+    package = ".".join(parts)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     in_functions = {id(node) for function in ast.walk(tree)
                     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -47,7 +51,7 @@ def _imports(path: Path):
 
 def _room(module: str) -> str | None:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "app" else None
+    return parts[1] if len(parts) > 1 and parts[0] == "botsvc" else None
 
 
 def _rooms():
@@ -88,6 +92,20 @@ def test_an_import_of_the_project_inside_a_function_says_why():
     for path in APP.rglob("*.py"):
         lines = path.read_text(encoding="utf-8").splitlines()
         for module, line, late in _imports(path):
-            if late and module.startswith("app") and "#" not in lines[line - 1]:
+            if late and module.startswith("botsvc") and "#" not in lines[line - 1]:
                 unexplained.append(f"{path.relative_to(REPO)}:{line}")
     assert sorted(set(unexplained)) == []
+
+
+def test_nothing_imports_the_folder_as_app():
+    """The folder app/ installs as the package botsvc. One stale ``from app
+    import ...`` run from a checkout would load a second copy of every module
+    it reaches beside the installed one (a catalogue with 0 methods, a second
+    settings object): no module of the project, its tests or its scripts
+    names ``app`` as a package."""
+    sources = [*APP.rglob("*.py"), *(REPO / "tests").rglob("*.py"),
+               *(REPO / "scripts").rglob("*.py"), REPO / "wsgi.py", REPO / "setup.py"]
+    stale = [f"{path.relative_to(REPO)}:{line}" for path in sources
+             for module, line, _ in _imports(path)
+             if module == "app" or module.startswith("app.")]
+    assert stale == []

@@ -14,7 +14,7 @@ from importlib.metadata import version
 from packaging.requirements import Requirement
 from prometheus_client import mmap_dict, values
 
-from app import metrics
+from botsvc import metrics
 from tests.support.paths import REPO
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from app.db import connect
-from app.migrations import DatabaseNewerThanCode, migrate, migration_files
-from app.testkit.server import free_port
+from botsvc.db import connect
+from botsvc.migrations import DatabaseNewerThanCode, migrate, migration_files
+from botsvc.testkit.server import free_port
 from tests.support.paths import REPO
 
 ROOT = str(REPO)
@@ -171,7 +171,7 @@ def _assert_one_clear_line(stderr: str) -> None:
 def test_the_cli_refuses_a_newer_database_with_one_line(tmp_path):
     env = {**os.environ, "BOTSVC_DATA_DIR": str(_future_data_dir(tmp_path))}
     for command in (["migrate"], ["list-bots"]):
-        done = subprocess.run([sys.executable, "-m", "app.cli", *command], cwd=ROOT, env=env,
+        done = subprocess.run([sys.executable, "-m", "botsvc.cli", *command], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 1
         assert len(done.stderr.strip().splitlines()) == 1

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from app import owner
+from botsvc import owner
 from tests.support.owners import alive, dead_owner, processes
 from tests.support.paths import REPO
 
@@ -41,7 +41,7 @@ def test_a_new_process_gets_its_own_token():
 
 RUN_A_TOOL = """
 import sys
-from app.media.runner import run_tool
+from botsvc.media.runner import run_tool
 run_tool(["sleep", "60"], dependency="tool", cwd=sys.argv[1], timeout=120,
          memory_bytes=2 << 30)
 """

@@ -17,10 +17,10 @@ import re
 
 import pytest
 
-from app.api.registry import METHODS
-from app.db import Connection
-from app.jobs import run_job
-from app.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS
+from botsvc.api.registry import METHODS
+from botsvc.db import Connection
+from botsvc.jobs import run_job
+from botsvc.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS
 from tests.support.media_files import image_bytes, multipart
 
 # Tables whose rows grow with history, members or traffic.
@@ -75,7 +75,7 @@ def capture(monkeypatch) -> Capture:
         self.set_trace_callback(captured)
     monkeypatch.setattr(Connection, "__init__", traced)
     # Connections kept open by this thread from before are opened again, traced.
-    monkeypatch.setattr("app.db._thread.conn", None, raising=False)
+    monkeypatch.setattr("botsvc.db._thread.conn", None, raising=False)
     return captured
 
 

@@ -1,17 +1,17 @@
-"""Where a request head ends, and its limits (app/request_head.py), fed as a
+"""Where a request head ends, and its limits (app/connection/request_head.py), fed as a
 connection delivers bytes: whole, in pieces, one byte at a time."""
 from __future__ import annotations
 
 import pytest
 
-from app.errors import ApiError
-from app.request_head import (
+from botsvc.connection.request_head import (
     HEAD_MAX_BYTES,
     HEADER_FIELD_MAX_BYTES,
     HEADER_FIELDS_MAX,
     REQUEST_LINE_MAX_BYTES,
     HeadScanner,
 )
+from botsvc.errors import ApiError
 
 HEAD = b"POST /v2/getMe HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n"
 

@@ -1,5 +1,5 @@
 """The connection under the API, over real HTTP against scripts/server
-(app/wire.py, app/gunicorn_worker.py): what a client's next call on the same
+(app/connection/wire.py, app/gunicorn_worker.py): what a client's next call on the same
 kept-alive connection meets after a body the app did not read whole."""
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app.jobs import Job, scheduler
+from botsvc.jobs import Job, scheduler
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ApiError, ErrorCode
-from app.media import MediaConfig, process_upload
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.media import MediaConfig, process_upload
 from tests.support.media_files import Samples, Storage, run_ffmpeg
 
 

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from app import idempotency, owner
-from app.db import connect
-from app.domain import files
+from botsvc import idempotency, owner
+from botsvc.db import connect
+from botsvc.domain import files
 from tests.support.contract import assert_failure
 from tests.support.media_files import bot_on, multipart
 from tests.support.owners import dead_owner

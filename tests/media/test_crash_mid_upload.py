@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from app import owner
+from botsvc import owner
 from tests.support.media_files import run_ffmpeg
 from tests.support.owners import processes
 from tests.support.servers import running_server

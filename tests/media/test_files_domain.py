@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from app.db import connect, transaction
-from app.domain import files
-from app.errors import ApiError
-from app.jobs import run_job
-from app.media import ProcessedFile
+from botsvc.db import connect, transaction
+from botsvc.domain import files
+from botsvc.errors import ApiError
+from botsvc.jobs import run_job
+from botsvc.media import ProcessedFile
 from tests.support.media_files import bot_on, multipart
 
 
@@ -122,7 +122,7 @@ def test_the_sweep_job_runs_once_per_interval(app, monkeypatch):
 def test_bytes_go_when_the_row_is_refused(app, bot, chat, samples, storage):
     # A direct upload to a deleted reply target passes prepare's check only if
     # the message goes in between; simulate a handler failure after the move.
-    from app.domain import media_messages
+    from botsvc.domain import media_messages
 
     stored = stored_upload(app, 10)
     conn = connect(app.config["SETTINGS"].db_path)

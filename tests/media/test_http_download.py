@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from app.domain import file_links
+from botsvc.domain import file_links
 from tests.support.contract import assert_failure, assert_invalid
 from tests.support.media_files import multipart
 
@@ -96,7 +96,7 @@ def test_unsafe_names_get_an_ascii_fallback_and_rfc5987(bot):
 
 
 def test_content_disposition_escapes_quotes_and_backslashes():
-    from app.file_response import content_disposition
+    from botsvc.file_response import content_disposition
 
     assert content_disposition('a"b\\c.txt') == (
         "attachment; filename=\"a_b_c.txt\"; filename*=UTF-8''a%22b%5Cc.txt")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.jobs import run_job
+from botsvc.jobs import run_job
 from tests.support.contract import Operator, assert_failure, assert_invalid
 from tests.support.media_files import KIND_OF, Storage, bot_on, multipart
 
@@ -176,7 +176,7 @@ def test_caption_rules(bot, chat, upload):
 
 def test_membership_is_checked_before_any_media_work(bot, operator, start_chat, samples,
                                                       storage, monkeypatch):
-    monkeypatch.setattr("app.domain.files.process_upload",
+    monkeypatch.setattr("botsvc.domain.files.process_upload",
                         lambda *a, **k: pytest.fail("media work for a refused send"))
     photo = {"photo": (samples["photo.png"], "p.png")}
     assert_failure(multipart(bot, "sendPhoto", photo, chat_id="vc_" + "0" * 40), 404,
@@ -317,7 +317,7 @@ def test_a_broadcast_of_send_photo_is_delivered(app, bot, start_chat, upload, op
     chats = [start_chat(bot) for _ in range(3)]
     file = upload("photo.jpg")
     # A file_id payload means no media work, neither at creation nor at delivery.
-    monkeypatch.setattr("app.domain.files.process_upload",
+    monkeypatch.setattr("botsvc.domain.files.process_upload",
                         lambda *a, **k: pytest.fail("media work in a broadcast"))
     created = bot.ok("createBroadcast", method="sendPhoto",
                      payload={"photo": file["file_id"], "caption": "to all"})

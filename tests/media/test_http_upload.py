@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from app.domain import file_links
+from botsvc.domain import file_links
 from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
 from tests.support.media_files import (
     EICAR,
@@ -224,10 +224,10 @@ def test_quota_counts_stored_bytes_per_bot(make_app, samples):
 def test_a_full_quota_refuses_before_any_media_work(make_app, samples, monkeypatch):
     app = make_app(storage_quota_bytes=1)
     bot = bot_on(app)
-    monkeypatch.setattr("app.domain.files.process_upload",
+    monkeypatch.setattr("botsvc.domain.files.process_upload",
                         lambda *a, **k: pytest.fail("no media work for a full quota"))
     db_settings = app.config["SETTINGS"]
-    from app.db import connect
+    from botsvc.db import connect
     conn = connect(db_settings.db_path)
     conn.execute("INSERT INTO files (file_id, bot_id, kind, mime_type, file_name, file_size,"
                  " sha256, storage_name, created_at) VALUES (?, ?, 'document', 'text/plain',"

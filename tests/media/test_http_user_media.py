@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from app.config import Settings
-from app.factory import create_app
+from botsvc.config import Settings
+from botsvc.factory import create_app
 from tests.support.cli import botsvc
 from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
 from tests.support.media_files import KIND_OF

@@ -10,9 +10,9 @@ import threading
 import magic
 import pytest
 
-from app.errors import ApiError, ErrorCode
-from app.media import av
-from app.media.detect import EXTENSIONS
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.media import av
+from botsvc.media.detect import EXTENSIONS
 
 SRC = ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine=f=440:r=48000"]
 TONE = ["-f", "lavfi", "-i", "sine=f=440:r=48000"]

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from PIL import Image
 
-from app.media import names
+from botsvc.media import names
 
 
 def png_bytes(size=(16, 12), color="red") -> bytes:
@@ -108,7 +108,7 @@ def test_empty_file(reject):
 
 def test_names_never_reach_a_command_line(upload, ffmpeg_make, monkeypatch, config):
     """The user's name appears in no argv and no working directory."""
-    from app.media import av, pdf, runner, scanner
+    from botsvc.media import av, pdf, runner, scanner
 
     seen = []
     real = runner.run_tool

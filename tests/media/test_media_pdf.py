@@ -8,8 +8,8 @@ import pikepdf
 import pytest
 from pikepdf import Array, Dictionary, Name, String
 
-from app.errors import ApiError
-from app.media.pdf import check_pdf
+from botsvc.errors import ApiError
+from botsvc.media.pdf import check_pdf
 
 
 def raw_pdf(*objects: str, root: int = 1) -> bytes:

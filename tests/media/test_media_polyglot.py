@@ -14,7 +14,7 @@ import zlib
 import pytest
 from PIL import Image
 
-from app.media.polyglot import TRAILING_TOLERANCE, find_archive
+from botsvc.media.polyglot import TRAILING_TOLERANCE, find_archive
 from tests.support.media_files import gif_bytes, image_bytes, multipart, pdf_bytes
 
 

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from app.media import check_dependencies, needs_offline_database, signatures
-from app.media.signatures import DB_FILE, eicar_bytes, has_signatures
+from botsvc.media import check_dependencies, needs_offline_database, signatures
+from botsvc.media.signatures import DB_FILE, eicar_bytes, has_signatures
 from tests.support.paths import REPO
 
 CLEAN_TEXT = b"nothing to see here\n"

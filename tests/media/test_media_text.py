@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import ApiError
-from app.media.text import MAX_BYTES, normalize_text
+from botsvc.errors import ApiError
+from botsvc.media.text import MAX_BYTES, normalize_text
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ import time
 import pytest
 from PIL import Image
 
-from app.errors import ApiError, ErrorCode
-from app.media import check_dependencies
-from app.media.runner import run_tool
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.media import check_dependencies
+from botsvc.media.runner import run_tool
 
 MIB = 1024 * 1024
 
@@ -75,7 +75,7 @@ def test_limits_are_applied_by_prlimit_not_preexec_fn(tmp_path, monkeypatch):
         seen.append((argv, kw))
         return real_popen(argv, **kw)
 
-    monkeypatch.setattr("app.media.runner.subprocess.Popen", spy)
+    monkeypatch.setattr("botsvc.media.runner.subprocess.Popen", spy)
     limits = limits_seen_by(tmp_path, memory_bytes=700 * MIB, file_bytes=3 * MIB, timeout=7)
     assert limits["Max address space"] == str(700 * MIB)
     assert limits["Max file size"] == str(3 * MIB)
@@ -87,7 +87,7 @@ def test_limits_are_applied_by_prlimit_not_preexec_fn(tmp_path, monkeypatch):
 
 
 def test_missing_prlimit_fails_closed(tmp_path, monkeypatch):
-    monkeypatch.setattr("app.media.runner.PRLIMIT_SEARCH_PATH", str(tmp_path / "nowhere"))
+    monkeypatch.setattr("botsvc.media.runner.PRLIMIT_SEARCH_PATH", str(tmp_path / "nowhere"))
     err = expect_503(lambda: run(["true"], tmp_path), dependency="prlimit")
     assert "prlimit" in err.description
 
@@ -161,8 +161,8 @@ def test_pdf_inspector_failure_fails_closed(config, unavailable):
 
 
 def test_config_from_settings(tmp_path):
-    from app.config import Settings
-    from app.media import MediaConfig
+    from botsvc.config import Settings
+    from botsvc.media import MediaConfig
 
     def config(**env):
         return MediaConfig.from_settings(

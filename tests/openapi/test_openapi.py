@@ -13,12 +13,12 @@ from html.parser import HTMLParser
 import pytest
 from openapi_spec_validator import validate
 
-from app.api.dispatch import PIPELINE_ERRORS
-from app.api.registry import METHODS
-from app.domain import faults
-from app.errors import Reason
-from app.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
-from app.openapi import DOCS_CSP, STATIC
+from botsvc.api.dispatch import PIPELINE_ERRORS
+from botsvc.api.registry import METHODS
+from botsvc.domain import faults
+from botsvc.errors import Reason
+from botsvc.manage.dispatch import OPERATOR_ERRORS, OPERATOR_METHODS
+from botsvc.openapi import DOCS_CSP, STATIC
 from tests.support.conformance import problems
 
 SURFACES = [(METHODS, PIPELINE_ERRORS, "bot"), (OPERATOR_METHODS, OPERATOR_ERRORS, "admin")]

@@ -20,7 +20,7 @@ import pytest
 import requests
 from click.testing import CliRunner
 
-from app import cli
+from botsvc import cli
 from tests.support.servers import running_server, suite_server
 
 pytestmark = pytest.mark.server
@@ -255,7 +255,7 @@ def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path, monkeypatch):
 
 
 def test_restore_fills_a_data_dir_holding_only_the_disk_reserve(tmp_path, monkeypatch):
-    from app.disk import RESERVE_NAME
+    from botsvc.disk import RESERVE_NAME
 
     data_dir, copy, target = tmp_path / "data", tmp_path / "copy", tmp_path / "target"
     assert run_cli(monkeypatch, data_dir, "create-bot", "first_bot").exit_code == 0

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from app.cli import OPERATOR_COMMANDS
-from app.config import Settings
-from app.factory import create_app
-from app.manage.dispatch import OPERATOR_METHODS
+from botsvc.cli import OPERATOR_COMMANDS
+from botsvc.config import Settings
+from botsvc.factory import create_app
+from botsvc.manage.dispatch import OPERATOR_METHODS
 from tests.support.cli import Done
 from tests.support.cli import botsvc as run_botsvc
 from tests.support.contract import ADMIN_TOKEN, Operator

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import JOBS
+from botsvc.jobs import JOBS
 from tests.support.paths import REPO
 
 README = REPO / "README.md"

@@ -10,8 +10,8 @@ import time
 import pytest
 import requests
 
-from app import request_head
-from app.testkit.server import free_port
+from botsvc.connection import request_head
+from botsvc.testkit.server import free_port
 from tests.support.frontdoor_process import running_frontdoor
 from tests.support.servers import running_server
 from tests.support.slow_clients import percentile, slow_client_flood, timed_get_me

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from app.config import Settings
+from botsvc.config import Settings
 from scripts.frontdoor import read_env_file
 from tests.support.frontdoor_process import nginx_test, write_configuration
 from tests.support.paths import REPO

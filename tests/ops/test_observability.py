@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app import media, metrics
-from app.errors import UPLOAD_REASONS, Reason
-from app.jobs import run_job
-from app.routes import health
+from botsvc import media, metrics
+from botsvc.errors import UPLOAD_REASONS, Reason
+from botsvc.jobs import run_job
+from botsvc.routes import health
 from tests.support.conformance import document
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_failure
 from tests.support.paths import REPO
@@ -258,7 +258,7 @@ def test_rate_limit_refusals_are_counted_by_bucket(make_app):
 
 
 def test_broadcast_recipients_are_counted_by_final_status(app, bot, start_chat, operator):
-    from app.db import connect
+    from botsvc.db import connect
 
     chats = [start_chat(bot) for _ in range(3)]
     sent, failed, cancelled = (counted("botsvc_broadcast_recipients_total", status=status)
@@ -362,5 +362,5 @@ def test_each_listed_job_shows_its_last_success_and_whether_it_is_stuck(app, cli
     stopped = scrape(client)
     assert stopped["botsvc_job_stuck"][job] == 1 and stopped["botsvc_job_failing"][job] == 1
     listed = {dict(labels)["job"] for labels in stopped["botsvc_job_stuck"]}
-    from app.jobs.schedule import JOBS
+    from botsvc.jobs.schedule import JOBS
     assert listed == {listed_job.name for listed_job in JOBS}

@@ -19,8 +19,8 @@ import requests
 from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.api.registry import METHODS
-from app.errors import ErrorCode
+from botsvc.api.registry import METHODS
+from botsvc.errors import ErrorCode
 from tests.support.servers import suite_server
 
 pytestmark = pytest.mark.server
@@ -195,7 +195,7 @@ def test_request_ids_reach_the_json_log_and_no_secret_does(server, bot):
                    "never logged"):
         assert secret not in text
     assert all(line["request_id"] is None for line in lines
-               if line["logger"] == "gunicorn.error" or line["logger"].startswith("app.jobs"))
+               if line["logger"] == "gunicorn.error" or line["logger"].startswith("botsvc.jobs"))
     assert not any("apscheduler" in line["logger"] or "Scheduler started" in line["message"]
                    for line in lines)
 

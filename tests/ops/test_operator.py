@@ -192,8 +192,8 @@ def _cli(data_dir, *args, ok=True):
 
 
 def test_cli_end_to_end(tmp_path):
-    from app.config import Settings
-    from app.factory import create_app
+    from botsvc.config import Settings
+    from botsvc.factory import create_app
     data_dir = tmp_path / "cli-data"
     created = _cli(data_dir, "create-bot", "cli_bot", "--display-name", "CLI",
                    "--description", "made in a shell")

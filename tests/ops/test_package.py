@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.media import needs_offline_database
-from app.testkit.server import LocalServer
+from botsvc.media import needs_offline_database
+from botsvc.testkit.server import LocalServer
 from tests.support.paths import REPO
 
 pytestmark = pytest.mark.server
@@ -81,16 +81,18 @@ def venv(tmp_path_factory, wheel) -> Path:
 
 def test_the_wheel_holds_what_the_service_reads(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"app/sql_migrations/{name}" for name in MIGRATIONS} <= names
-    packaged_data = [path.relative_to(REPO).as_posix() for folder in (
+    assert {f"botsvc/sql_migrations/{name}" for name in MIGRATIONS} <= names
+    # The folder app/ is installed as botsvc/, and nothing is installed as app/.
+    packaged_data = ["botsvc/" + path.relative_to(REPO / "app").as_posix() for folder in (
         "app/openapi/static", "app/sandbox/static", "app/sandbox/templates")
         for path in (REPO / folder).rglob("*") if path.is_file()]
     assert packaged_data and set(packaged_data) <= names
-    assert {"app/gunicorn_conf.py", "app/media/signatures.py", "app/media/pdf_inspect.py",
-            "app/testkit/plugin.py", "app/cli.py"} <= names
+    assert {"botsvc/gunicorn_conf.py", "botsvc/media/signatures.py",
+            "botsvc/media/pdf_inspect.py", "botsvc/testkit/plugin.py", "botsvc/cli.py"} <= names
+    assert not any(name.split("/")[0] == "app" for name in names)
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "botsvc = app.cli:main" in text and "botsvc = app.testkit.plugin" in text
+    assert "botsvc = botsvc.cli:main" in text and "botsvc = botsvc.testkit.plugin" in text
     assert not any(name.startswith(("tests/", "scripts/", "migrations/")) for name in names)
 
 
@@ -102,7 +104,7 @@ def test_the_sdist_holds_the_migrations_and_the_build_rule(dist):
 
 
 def test_the_installed_package_is_the_one_imported(venv, tmp_path):
-    code = "import app, app.migrations as m; print(app.__file__); print(m.MIGRATIONS_DIR)"
+    code = "import botsvc, botsvc.migrations as m; print(botsvc.__file__); print(m.MIGRATIONS_DIR)"
     imported, migrations = run([venv / "bin" / "python", "-c", code], 60, cwd=tmp_path,
                                env=outside_env()).stdout.splitlines()
     assert Path(imported).is_relative_to(venv) and Path(migrations).is_relative_to(venv)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.testkit.server import free_port, stop_process_group
+from botsvc.testkit.server import free_port, stop_process_group
 from tests.support.paths import REPO
 
 README = REPO / "README.md"

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from app.config import SettingError, Settings
-from app.media import MediaConfig
+from botsvc.config import SettingError, Settings
+from botsvc.media import MediaConfig
 from tests.support.paths import REPO
 
 BIN = pathlib.Path(sys.executable).parent

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.db import connect, transaction
-from app.domain import chats, messages
-from app.domain.chats import require_chat
+from botsvc.db import connect, transaction
+from botsvc.domain import chats, messages
+from botsvc.domain.chats import require_chat
 from tests.support.contract import assert_invalid
 from tests.support.query_plans import full_scans, plan, statements_of
 

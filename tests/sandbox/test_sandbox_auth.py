@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import Settings
-from app.domain import signin_throttle as throttle
-from app.factory import create_app
+from botsvc.config import Settings
+from botsvc.domain import signin_throttle as throttle
+from botsvc.factory import create_app
 from tests.sandbox.sandbox_client import FORM_TOKEN, Person
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, assert_failure
 

@@ -7,10 +7,10 @@ import ast
 import re
 from pathlib import Path
 
-import app.sandbox
+import botsvc.sandbox
 
 SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|WITH|CREATE|DROP|PRAGMA)\b")
-SANDBOX = Path(app.sandbox.__file__).parent
+SANDBOX = Path(botsvc.sandbox.__file__).parent
 
 
 def sql_strings(path: Path) -> list[str]:

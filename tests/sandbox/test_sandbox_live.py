@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from app.db import thread_connection
-from app.domain import chat_changes
+from botsvc.db import thread_connection
+from botsvc.domain import chat_changes
 from tests.sandbox.sandbox_client import Person
 from tests.support.contract import BotClient, assert_failure, assert_invalid
 from tests.support.media_files import image_bytes, multipart

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app.sandbox import CSP
+from botsvc.sandbox import CSP
 from tests.support.contract import ADMIN_TOKEN, BotClient
 from tests.support.paths import REPO
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.sandbox.pulse import failing_since
+from botsvc.sandbox.pulse import failing_since
 from tests.support.contract import BotClient, assert_invalid
 
 pytestmark = pytest.mark.call_log   # the pulse shows the bot's calls

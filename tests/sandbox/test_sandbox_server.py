@@ -9,7 +9,7 @@ import time
 import pytest
 import requests
 
-from app.domain import signin_throttle as throttle
+from botsvc.domain import signin_throttle as throttle
 from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server

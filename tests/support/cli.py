@@ -1,5 +1,5 @@
 """The ``botsvc`` command run in this process, as a shell would run it: the
-console script's own entry point (``app.cli:main``), its arguments, its
+console script's own entry point (``botsvc.cli:main``), its arguments, its
 environment, its stdout, stderr and exit status. A new interpreter costs
 about 0.7 s of start-up a command; the tests of the installed console script
 itself (``.venv/bin/botsvc``: tests/ops/test_operator.py, the README's
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from click.testing import CliRunner
 
-from app.cli import main
+from botsvc.cli import main
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ test. A response that breaks the document fails the test that caused it.
 Checked: the status is one the operation documents; the headers it marks
 required are there; the Content-Type is one it documents; a JSON body
 validates against the schema of that status (error_code among the codes
-the operation lists for it, the result exactly as app/results.py says).
+the operation lists for it, the result exactly as app/catalogue/results.py says).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ DOCUMENT_URI = "urn:botsvc-openapi"
 @functools.cache
 def document(test_tools: bool = False) -> dict:
     """The document of an installation with or without BOTSVC_TEST_TOOLS=1."""
-    from app.openapi.document import build
+    from botsvc.openapi.document import build
 
     return build("http://127.0.0.1:8080", test_tools)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import requests
 
-from app.config import Settings
-from app.testkit.server import free_port, stop_process_group
+from botsvc.config import Settings
+from botsvc.testkit.server import free_port, stop_process_group
 from scripts.frontdoor import FrontDoor, render
 
 START_TIMEOUT_SECONDS = 20.0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pikepdf
 from PIL import Image
 
-from app.media.signatures import eicar_bytes
+from botsvc.media.signatures import eicar_bytes
 from tests.support.contract import BotClient, Operator
 
 SRC = ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i",
@@ -132,7 +132,7 @@ class Storage:
         self.work_dir = Path(app.config["MEDIA"].work_dir)
 
     def rows(self) -> list:
-        from app.db import connect
+        from botsvc.db import connect
 
         conn = connect(self.settings.db_path)
         try:

@@ -3,8 +3,8 @@ uses (userStart), but in one transaction on the database file: thousands of
 HTTP round trips would only slow the tests down."""
 from __future__ import annotations
 
-from app.db import connect, transaction
-from app.domain import bots, chats
+from botsvc.db import connect, transaction
+from botsvc.domain import bots, chats
 
 
 def add_members(db_path: str, bot_id: int, count: int) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from app import owner
+from botsvc import owner
 
 
 def _stat(pid: int | str) -> tuple[str, list[str]] | None:

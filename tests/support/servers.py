@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.testkit.server import LocalServer
+from botsvc.testkit.server import LocalServer
 
 ADMIN_TOKEN = "server-process-admin-token"
 NO_RATE_LIMITS_ENV = {"BOTSVC_RATE_API_PER_SEC": "0", "BOTSVC_RATE_SENDS_PER_SEC": "0",

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from app import clock
-from app.db import connect
+from botsvc import clock
+from botsvc.db import connect
 from tests.support.contract import ADMIN_TOKEN, assert_failure, assert_invalid
 
 DAY = 24 * 3600

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app.db import connect
+from botsvc.db import connect
 from tests.support.contract import assert_failure, assert_invalid
 
 CODES = {"RATE_LIMITED": 429, "BOT_BLOCKED": 403, "BOT_NOT_STARTED": 403,

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from app.testkit.server import TESTING_ENV, LocalServer, serve_command
+from botsvc.testkit.server import TESTING_ENV, LocalServer, serve_command
 from tests.support.servers import NO_RATE_LIMITS_ENV, suite_server
 
 
 def test_it_runs_botsvc_serve_of_this_package_with_this_interpreter():
-    assert serve_command() == [sys.executable, "-m", "app.cli", "serve"]
+    assert serve_command() == [sys.executable, "-m", "botsvc.cli", "serve"]
 
 
 def test_a_bot_s_tests_get_the_testing_tools_and_local_webhooks(tmp_path):

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from app.testkit.server import LocalServer
+from botsvc.testkit.server import LocalServer
 from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
@@ -59,7 +59,7 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
     """)
     pytester.makepyfile("""
         import pytest
-        from app.testkit.client import BotsvcError
+        from botsvc.testkit.client import BotsvcError
 
         def test_a_user_talks_to_the_bot(botsvc_bot, botsvc_user, bot, operator, tmp_path):
             assert bot == operator == "theirs"

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from app.db import connect
-from app.domain.installation import KEPT_TABLES, RESET_TABLES
+from botsvc.db import connect
+from botsvc.domain.installation import KEPT_TABLES, RESET_TABLES
 from tests.support.contract import assert_failure, assert_invalid
 from tests.support.media_files import multipart
 

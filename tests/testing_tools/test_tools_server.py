@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from app.testkit.client import BotApi, BotsvcError, OperatorClient
+from botsvc.testkit.client import BotApi, BotsvcError, OperatorClient
 from tests.support.servers import running_server
 from tests.webhooks.support import Receiver
 

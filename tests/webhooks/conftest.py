@@ -14,8 +14,8 @@ import pytest
 import trustme
 import urllib3.util.connection
 
-from app.jobs import DELIVER_WEBHOOKS, run_job
-from app.webhooks import delivery
+from botsvc.jobs import DELIVER_WEBHOOKS, run_job
+from botsvc.webhooks import delivery
 from tests.webhooks.support import HOST, SECRET, Receiver, answer
 
 HOOK_HOST = "hooks.example.test"
@@ -139,7 +139,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock(time.time())
-    monkeypatch.setattr("app.clock.machine_clock", fake)
+    monkeypatch.setattr("botsvc.clock.machine_clock", fake)
     return fake
 
 

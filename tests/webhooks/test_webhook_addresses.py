@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from app.webhooks.addresses import (
+from botsvc.webhooks.addresses import (
     TargetRejected,
     default_resolver,
     denied_reason,

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from app.db import thread_connection
-from app.domain import webhooks
-from app.jobs import DELIVER_WEBHOOKS, Job, scheduler
-from app.webhooks import delivery
-from app.webhooks.delivery import deliver_due_webhooks
+from botsvc.db import thread_connection
+from botsvc.domain import webhooks
+from botsvc.jobs import DELIVER_WEBHOOKS, Job, scheduler
+from botsvc.webhooks import delivery
+from botsvc.webhooks.delivery import deliver_due_webhooks
 from tests.webhooks.support import HOST, SECRET, hold, received_ids, statuses
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.db import thread_connection
-from app.domain import installation, webhooks
-from app.jobs import run_job
-from app.webhooks import delivery
+from botsvc.db import thread_connection
+from botsvc.domain import installation, webhooks
+from botsvc.jobs import run_job
+from botsvc.webhooks import delivery
 from tests.support.contract import assert_invalid
 from tests.webhooks.support import HOST, SECRET, answer, statuses
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from app.domain import webhooks
-from app.webhooks import delivery
+from botsvc.domain import webhooks
+from botsvc.webhooks import delivery
 from tests.webhooks.support import (
     HOST,
     PUBLIC,

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from app.db import thread_connection
-from app.domain import webhooks
-from app.webhooks import connections, delivery
+from botsvc.db import thread_connection
+from botsvc.domain import webhooks
+from botsvc.webhooks import connections, delivery
 from tests.webhooks.support import HOST, SECRET, received_ids
 
 

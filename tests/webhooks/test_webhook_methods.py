@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from app.webhooks import delivery
+from botsvc.webhooks import delivery
 
 URL = "https://hooks.botsvc-ci.net/telegram/hook"
 SECRET = "Secret_token-0123456789"

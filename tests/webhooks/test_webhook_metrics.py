@@ -2,7 +2,7 @@
 ``delivered`` or ``failed``, after its outcome is recorded."""
 import pytest
 
-from app import metrics
+from botsvc import metrics
 from tests.webhooks.support import statuses
 
 

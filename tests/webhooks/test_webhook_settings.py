@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import Settings
+from botsvc.config import Settings
 
 
 def settings(tmp_path, **env):

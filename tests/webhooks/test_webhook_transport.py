@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from app.webhooks.transport import DeliveryResult, deliver
-from app.webhooks.urls import validate_webhook_url
+from botsvc.webhooks.transport import DeliveryResult, deliver
+from botsvc.webhooks.urls import validate_webhook_url
 
 HOST = "hooks.example.test"
 SECRET = "s3cret_Token-0123456789abcdef"

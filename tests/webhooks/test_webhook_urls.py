@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import ApiError, ErrorCode
-from app.webhooks.transport import deliver
-from app.webhooks.urls import parse_webhook_url, validate_webhook_url
+from botsvc.errors import ApiError, ErrorCode
+from botsvc.webhooks.transport import deliver
+from botsvc.webhooks.urls import parse_webhook_url, validate_webhook_url
 
 PUBLIC = {
     "example.com": ["93.184.216.34"],

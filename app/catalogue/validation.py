@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from app.contract import FILE_ID, MEDIA_TYPES, PARSE_MODES
-from app.domain.keyboards import stored_keyboard
-from app.errors import ApiError, ErrorCode, invalid
+from botsvc.contract import FILE_ID, MEDIA_TYPES, PARSE_MODES
+from botsvc.domain.keyboards import stored_keyboard
+from botsvc.errors import ApiError, ErrorCode, invalid
 
 TEXT_MAX_BYTES = 16384              # sendMessage, editMessageText, userSendMessage
 CAPTION_MAX_BYTES = 4096

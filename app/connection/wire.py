@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 
-from app.errors import ApiError, ErrorCode
+from botsvc.errors import ApiError, ErrorCode
 
 SETTLE_MAX_BYTES = 64 * 1024
 _LOOPBACK = ("127.0.0.1", "::1")

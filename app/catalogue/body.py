@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from flask import Request, current_app
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app import owner
-from app.config import JSON_BODY_LIMIT
-from app.errors import ApiError, ErrorCode, invalid
-from app.validation import Str, UploadedFile
+from botsvc import owner
+from botsvc.catalogue.validation import Str, UploadedFile
+from botsvc.config import JSON_BODY_LIMIT
+from botsvc.errors import ApiError, ErrorCode, invalid
 
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -65,7 +65,7 @@ class BotsvcRequest(Request):
 
 def too_large(limit: int) -> ApiError:
     """413. What the client sent beyond the limit is read and discarded, or
-    the connection closed, after the answer (app/wire.py)."""
+    the connection closed, after the answer (app/connection/wire.py)."""
     return ApiError(ErrorCode.REQUEST_TOO_LARGE, f"Request body is larger than {limit} bytes",
                     limit=limit)
 

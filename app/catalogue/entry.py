@@ -3,7 +3,7 @@
 app/api/registry.py, ``operator_method`` in app/manage/dispatch.py).
 
 An entry is the contract of one method as data: its request schema (fields
-from app/validation.py), its result (a marshmallow field from app/results.py
+from app/catalogue/validation.py), its result (a marshmallow field from app/catalogue/results.py
 describing ``result``), the error codes it can answer beyond those every
 method of its surface can, and a one-line summary. Both dispatchers validate
 with ``validate_request``; the OpenAPI document (app/openapi/) and the
@@ -18,9 +18,9 @@ from typing import Any
 
 from marshmallow import Schema, fields
 
-from app.body import RequestBody, coerce_form_values
-from app.errors import ErrorCode, invalid
-from app.validation import FilePart, MediaInput, load
+from botsvc.catalogue.body import RequestBody, coerce_form_values
+from botsvc.catalogue.validation import FilePart, MediaInput, load
+from botsvc.errors import ErrorCode, invalid
 
 
 @dataclass(frozen=True)

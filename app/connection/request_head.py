@@ -13,7 +13,7 @@ to gunicorn, which is given the whole head at once.
 """
 from __future__ import annotations
 
-from app.errors import ApiError, ErrorCode
+from botsvc.errors import ApiError, ErrorCode
 
 REQUEST_LINE_MAX_BYTES = 8190
 HEADER_FIELD_MAX_BYTES = 8190

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from app.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
-from app.errors import ErrorCode
-from app.validation import CardSchema, InlineKeyboardSchema, OneOf
+from botsvc.catalogue.validation import CardSchema, InlineKeyboardSchema, OneOf
+from botsvc.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
+from botsvc.errors import ErrorCode
 
 MESSAGE_TYPES = ("text", "photo", "video", "animation", "audio", "voice", "document", "card")
 MEMBERSHIP_STATUSES = ("active", "stopped")

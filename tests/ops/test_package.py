@@ -1,15 +1,17 @@
 """botsvc as a user installs it: ``python -m build`` makes an sdist and a
 wheel (the wheel built from the sdist), the wheel holds everything the
-service reads at run time, and in a fresh virtual environment outside the
-checkout ``pip install botsvc-*.whl`` then ``botsvc serve`` serves, and the
-README's examples (tests/examples/) pass with the pytest plugin of the
-installed package.
+service reads at run time and nothing named ``app``, and in a fresh virtual
+environment outside the checkout ``pip install botsvc-*.whl`` then ``botsvc
+serve`` serves. A bot project laid out as most are (its own package ``app/``,
+its ``tests/`` importing ``from app.bot import ...``) holding the README's
+examples runs its suite with the plugin of the installed package: on this
+Python, and on the newer ones a bot project may use (3.12, 3.13, from pyenv).
 
-The slowest test of the suite (a build, an install, two servers). It stays
-bounded: the build uses this environment's setuptools (--no-isolation), the
-new environment gets no pip of its own (this one's pip installs into it),
-and its dependencies are pinned to the versions installed here, which pip's
-cache already holds.
+The slowest tests of the suite (a build, three installs, servers). They stay
+bounded: the build uses this environment's setuptools (--no-isolation) and
+happens once, the new environments get no pip of their own (this one's pip
+installs into them), and their dependencies are pinned to the versions
+installed here, which pip's cache already holds.
 """
 from __future__ import annotations
 
@@ -32,6 +34,10 @@ from tests.support.paths import REPO
 pytestmark = pytest.mark.server
 
 EXAMPLES = REPO / "tests" / "examples"
+# The Pythons besides this one that a bot project may run: pyenv's, on every
+# machine of this kind (CI's too).
+PYENV = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+NEWER_PYTHONS = ("3.12", "3.13")
 MIGRATIONS = sorted(path.name for path in (REPO / "migrations").glob("*.sql"))
 
 
@@ -65,18 +71,108 @@ def wheel(dist) -> Path:
     return found
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory, wheel) -> Path:
-    """A fresh environment with the wheel and pytest installed, nothing else."""
-    home = tmp_path_factory.mktemp("fresh")
-    run([sys.executable, "-m", "venv", "--without-pip", home / "venv"], 120)
+def fresh_venv(home: Path, python: str | Path, wheel: Path, *pip_options: str) -> Path:
+    """A new environment of ``python`` under ``home`` with the wheel and pytest
+    installed, nothing else."""
+    run([python, "-m", "venv", "--without-pip", home / "venv"], 120)
     pinned = home / "constraints.txt"
     pinned.write_text(run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
                           120).stdout)
     run([sys.executable, "-m", "pip", "--python", home / "venv" / "bin" / "python", "install",
-         "--quiet", "--disable-pip-version-check", "--constraint", pinned, wheel, "pytest"],
-        900, env=outside_env(), cwd=home)
+         "--quiet", "--disable-pip-version-check", "--constraint", pinned, *pip_options,
+         wheel, "pytest"], 900, env=outside_env(), cwd=home)
     return home / "venv"
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory, wheel) -> Path:
+    return fresh_venv(tmp_path_factory.mktemp("fresh"), sys.executable, wheel)
+
+
+def pyenv_python(version: str) -> Path:
+    """pyenv's newest ``version`` (3.12 -> 3.12.1, say)."""
+    found = sorted(PYENV.glob(f"{version}.*/bin/python{version}"),
+                   key=lambda path: [int(part) for part in path.parts[-3].split(".")
+                                     if part.isdigit()])
+    assert found, f"no Python {version} under {PYENV} (pyenv install {version})"
+    return found[-1]
+
+
+# The bot project of the issue that renamed the package: its own package is
+# ``app`` (botsvc's code folder has that name too, but installs as botsvc).
+BOT_PROJECT = {
+    "pyproject.toml": """\
+[tool.pytest.ini_options]
+pythonpath = ["."]   # the project's root, where its package app/ is
+""",
+    "app/__init__.py": '"""The bot project\'s own package."""\n',
+    "app/bot.py": '''\
+"""Greets every user who presses Start: one pass over the bot's updates."""
+import requests
+
+GREETING = "Hello from the bot project's own app package"
+
+
+def greet_new_users(base_url: str, token: str) -> int:
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
+    updates = session.post(f"{base_url}/v2/getUpdates", json={}, timeout=30).json()["result"]
+    greeted = 0
+    for update in updates:
+        membership = update.get("membership")
+        if membership and membership["status"] == "active":
+            session.post(f"{base_url}/v2/sendMessage", timeout=30,
+                         json={"chat_id": membership["chat_id"], "text": GREETING})
+            greeted += 1
+    return greeted
+''',
+    "tests/test_own_app.py": '''\
+from pathlib import Path
+
+import app
+import botsvc
+from app.bot import GREETING, greet_new_users
+
+
+def test_app_is_the_projects_and_botsvc_the_installed_one():
+    project = Path(__file__).resolve().parents[1]
+    assert Path(app.__file__).resolve() == project / "app" / "__init__.py"
+    assert "site-packages" in Path(botsvc.__file__).parts
+
+
+def test_the_bot_greets_a_user_who_starts_it(botsvc_bot, botsvc_user):
+    botsvc_user.start()
+    assert greet_new_users(botsvc_bot.base_url, botsvc_bot.token) == 1
+    assert botsvc_user.wait_for_message()["text"] == GREETING
+''',
+}
+
+
+def bot_project(root: Path) -> tuple[Path, int]:
+    """The bot project: its package app/, its tests beside the README's
+    examples (as the README's CI recipe has them in a bot's repository);
+    and how many tests it holds."""
+    project = root / "your-bot"
+    for name, text in BOT_PROJECT.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    for path in EXAMPLES.glob("*.py"):
+        if path.name != "conftest.py":   # the suite's own marker, not the user's
+            shutil.copy(path, project / "tests" / path.name)
+    expected = sum(len(re.findall(r"^def test_", path.read_text(), re.MULTILINE))
+                   for path in (project / "tests").glob("test_*.py"))
+    return project, expected
+
+
+def assert_bot_suite_passes(venv: Path, root: Path) -> None:
+    """``pytest`` in the bot project, as its CI runs it: the plugin starts
+    botsvc from the installed package."""
+    project, expected = bot_project(root)
+    done = subprocess.run([str(venv / "bin" / "pytest"), "-q", "-p", "no:cacheprovider"],
+                          cwd=project, env=outside_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
+    assert re.search(rf"^{expected} passed\b", done.stdout, re.MULTILINE), done.stdout[-2000:]
 
 
 def test_the_wheel_holds_what_the_service_reads(wheel):
@@ -94,6 +190,9 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "botsvc = botsvc.cli:main" in text and "botsvc = botsvc.testkit.plugin" in text
     assert not any(name.startswith(("tests/", "scripts/", "migrations/")) for name in names)
+    # Any current Python: no upper bound that would shut out 3.12 or 3.13.
+    (metadata,) = [name for name in names if name.endswith(".dist-info/METADATA")]
+    assert "Requires-Python: >=3.11\n" in zipfile.ZipFile(wheel).read(metadata).decode()
 
 
 def test_the_sdist_holds_the_migrations_and_the_build_rule(dist):
@@ -141,18 +240,18 @@ def test_botsvc_serve_from_the_wheel(venv, tmp_path):
     assert schema.startswith(f"schema version {len(MIGRATIONS)} at ")
 
 
-def test_the_readme_examples_pass_against_the_installed_package(venv, tmp_path):
-    """What the README's CI recipe does in a bot's repository: its tests,
-    with the plugin starting botsvc from the installed package."""
-    project = tmp_path / "your-bot"
-    (project / "tests").mkdir(parents=True)
-    for path in EXAMPLES.glob("*.py"):
-        if path.name != "conftest.py":   # the suite's own marker, not the user's
-            shutil.copy(path, project / "tests" / path.name)
-    expected = sum(len(re.findall(r"^def test_", path.read_text(), re.MULTILINE))
-                   for path in (project / "tests").glob("test_*.py"))
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p",
-                           "no:cacheprovider", "tests/"], cwd=project, env=outside_env(),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
-    assert re.search(rf"^{expected} passed\b", done.stdout, re.MULTILINE), done.stdout[-2000:]
+def test_a_bot_project_with_its_own_app_package_passes_with_the_plugin(venv, tmp_path):
+    """The README's examples and a project's own ``from app.bot import ...``,
+    against the installed package: the plugin loads, the names do not meet."""
+    assert_bot_suite_passes(venv, tmp_path)
+
+
+@pytest.mark.parametrize("version", NEWER_PYTHONS)
+def test_the_wheel_installs_and_the_plugin_passes_on_a_newer_python(version, wheel, tmp_path):
+    """Only wheels (--only-binary): every pinned dependency has one for this
+    Python, so a bot project's CI builds nothing."""
+    python = pyenv_python(version)
+    venv = fresh_venv(tmp_path, python, wheel, "--only-binary", ":all:")
+    assert run([venv / "bin" / "python", "-c", "import sys; print(sys.version)"], 60,
+               env=outside_env()).stdout.startswith(version + ".")
+    assert_bot_suite_passes(venv, tmp_path)

@@ -116,13 +116,16 @@ def _bind(env: dict, default: str) -> str:
 
 def _base_url(env: dict, bind: str) -> str:
     raw = _raw(env, "BOTSVC_BASE_URL")
-    if raw is None:
-        return f"http://{bind}"
+    return f"http://{bind}" if raw is None else http_url("BOTSVC_BASE_URL", raw)
+
+
+def http_url(name: str, raw: str) -> str:
+    """An http or https base address, without a trailing slash (BOTSVC_BASE_URL,
+    BOTSVC_URL, the botsvc command's --url)."""
     parts = urlsplit(raw)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query \
             or parts.fragment:
-        raise SettingError("BOTSVC_BASE_URL",
-                           f"must be an http or https URL without query, got {_shown(raw)}")
+        raise SettingError(name, f"must be an http or https URL without query, got {_shown(raw)}")
     return raw.rstrip("/")
 
 
@@ -146,6 +149,10 @@ class Settings:
     data_dir: str = "./data"
     base_url: str = "http://127.0.0.1:8080"
     admin_token: str | None = None
+    # A running server's address (BOTSVC_URL): the botsvc command's operator
+    # commands act on it through /manage/v1 instead of on the data dir, and the
+    # pytest plugin uses it instead of starting a server. None: neither.
+    url: str | None = None
     secret_key: bytes = field(default=b"", repr=False)
     rate_api_per_sec: int = 60
     rate_sends_per_sec: int = 20
@@ -206,6 +213,7 @@ class Settings:
             data_dir=os.path.abspath(_raw(env, "BOTSVC_DATA_DIR") or cls.data_dir),
             base_url=_base_url(env, bind),
             admin_token=env.get("BOTSVC_ADMIN_TOKEN") or None,
+            url=http_url("BOTSVC_URL", raw_url) if (raw_url := _raw(env, "BOTSVC_URL")) else None,
             rate_api_per_sec=_int(env, "BOTSVC_RATE_API_PER_SEC", cls.rate_api_per_sec),
             rate_sends_per_sec=_int(env, "BOTSVC_RATE_SENDS_PER_SEC", cls.rate_sends_per_sec),
             rate_uploads_per_min=_int(env, "BOTSVC_RATE_UPLOADS_PER_MIN", cls.rate_uploads_per_min),

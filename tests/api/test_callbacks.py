@@ -224,7 +224,7 @@ def test_click_from_the_command_line(bot, chat, with_buttons, tmp_path):
                                  str(with_buttons["message_id"]), "vote:no"],
                            env={"BOTSVC_DATA_DIR": str(tmp_path / "data")})
     assert result.exit_code == 0, result.output
-    query_id = json.loads(result.output)["callback_query_id"]
+    query_id = json.loads(result.stdout)["callback_query_id"]
     update = bot.ok("getUpdates")[-1]
     assert update["callback_query"]["id"] == query_id
     assert update["callback_query"]["data"] == "vote:no"

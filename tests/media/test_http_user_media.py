@@ -92,6 +92,7 @@ def test_cli_user_send_media(tmp_path, offline_signature_db, samples):
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
+    assert botsvc("migrate", env=env).returncode == 0
     created = cli("create-bot", "media_cli_bot")
     user = cli("create-user")["user_id"]
     chat_id = cli("user-start", str(user), str(created["bot"]["id"]))["chat_id"]

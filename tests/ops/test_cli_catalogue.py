@@ -22,7 +22,14 @@ ROOT = str(REPO)
 
 
 def botsvc(data_dir, *args) -> Done:
-    return run_botsvc(*args, env={"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_ADMIN_TOKEN": None})
+    return run_botsvc(*args, env={"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_ADMIN_TOKEN": None,
+                                  "BOTSVC_URL": None})
+
+
+@pytest.fixture(autouse=True)
+def installation(tmp_path):
+    """The data dir every test's commands act on (they never make one)."""
+    assert botsvc(tmp_path, "migrate").returncode == 0
 
 
 def failure(done: Done) -> dict:

@@ -183,7 +183,8 @@ def test_operator_envelope_rules(client):
 # -- the botsvc command ------------------------------------------------------------
 
 def _cli(data_dir, *args, ok=True):
-    done = botsvc(*args, env={"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_ADMIN_TOKEN": None})
+    done = botsvc(*args, env={"BOTSVC_DATA_DIR": str(data_dir), "BOTSVC_ADMIN_TOKEN": None,
+                              "BOTSVC_URL": None})
     if ok:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
@@ -195,6 +196,7 @@ def test_cli_end_to_end(tmp_path):
     from botsvc.config import Settings
     from botsvc.factory import create_app
     data_dir = tmp_path / "cli-data"
+    assert botsvc("migrate", env={"BOTSVC_DATA_DIR": str(data_dir)}).returncode == 0
     created = _cli(data_dir, "create-bot", "cli_bot", "--display-name", "CLI",
                    "--description", "made in a shell")
     assert TOKEN.match(created["token"]) and created["bot"]["username"] == "cli_bot"
@@ -243,6 +245,7 @@ def test_cli_end_to_end(tmp_path):
 
 def test_cli_errors_are_reported(tmp_path):
     data_dir = tmp_path / "cli-data"
+    assert botsvc("migrate", env={"BOTSVC_DATA_DIR": str(data_dir)}).returncode == 0
     _cli(data_dir, "create-bot", "dup_bot")
     failure = _cli(data_dir, "create-bot", "dup_bot", ok=False)
     assert failure["error_code"] == "INVALID_PARAMETER"

@@ -184,7 +184,7 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
         for path in (REPO / folder).rglob("*") if path.is_file()]
     assert packaged_data and set(packaged_data) <= names
     assert {"botsvc/gunicorn_conf.py", "botsvc/media/signatures.py",
-            "botsvc/media/pdf_inspect.py", "botsvc/testkit/plugin.py", "botsvc/cli.py"} <= names
+            "botsvc/media/pdf_inspect.py", "botsvc/testkit/plugin.py", "botsvc/cli/__init__.py"} <= names
     assert not any(name.split("/")[0] == "app" for name in names)
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()

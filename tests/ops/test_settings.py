@@ -35,6 +35,7 @@ BAD_VALUES = [
     ("BOTSVC_MEDIA_SCAN_TIMEOUT", "0", "above 0"),
     ("BOTSVC_MEDIA_TOOL_MEMORY_BYTES", "1000", "at least 67108864"),
     ("BOTSVC_HISTORY_RETENTION_DAYS", "1e3", "must be an integer"),
+    ("BOTSVC_URL", "127.0.0.1:8080", "http or https"),                 # no scheme
 ]
 # The kinds the issue names, for the real starts (each start costs a process).
 START_CASES = [BAD_VALUES[i] for i in (0, 1, 2, 5, 12)]
@@ -133,4 +134,4 @@ def test_no_other_module_reads_the_environment():
     # so does `botsvc serve` to the gunicorn it becomes; prometheus_client takes its multiprocess directory from its own
     # variable, which app/metrics.py sets for the workers and reads back.
     assert readers <= {"app/testkit/plugin.py", "app/testkit/server.py", "app/metrics.py",
-                       "app/cli.py"}, readers
+                       "app/cli/serve.py"}, readers

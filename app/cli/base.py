@@ -1,0 +1,65 @@
+"""What every ``botsvc`` command shares: the group, one-line failures, the
+migrations run by the commands that may create or move a database, and the
+check that an operator command acts on an installation that exists."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from botsvc import disk
+from botsvc.config import Settings
+from botsvc.errors import ApiError
+from botsvc.migrations import DatabaseNewerThanCode, migrate
+
+
+@click.group(help="botsvc: operate a bot messaging service installation.")
+def main() -> None:
+    pass
+
+
+def say(text: str) -> None:
+    click.echo(f"botsvc: {text}", err=True)
+
+
+def fail(error: ApiError) -> None:
+    """An API failure as the API answers it (its envelope, on stderr), exit 1."""
+    click.echo(json.dumps(error.body(), ensure_ascii=False), err=True)
+    sys.exit(1)
+
+
+def migrate_or_stop(db_path: str) -> int:
+    """Migrate, or stop with one line (no traceback) on a database that a
+    newer botsvc migrated, or on a disk too full to apply a migration."""
+    try:
+        return migrate(db_path)
+    except DatabaseNewerThanCode as refused:
+        raise SystemExit(f"botsvc: {refused}") from None
+    except Exception as exc:
+        if disk.is_disk_full(exc, os.path.dirname(db_path)):
+            raise SystemExit(f"botsvc: cannot open or migrate {db_path}: the disk is full;"
+                             " free some space and start again") from None
+        raise
+
+
+def migrate_at_start(settings: Settings) -> int:
+    """Room to open the database on a full disk (with a warning), then migrate."""
+    free, _ = disk.make_room_to_start(settings.data_dir)
+    version = migrate_or_stop(settings.db_path)
+    if free is not None:
+        say(disk.full_disk_warning(free))
+    return version
+
+
+def existing_installation(settings: Settings) -> None:
+    """Stop with one line unless the data dir holds a database: only serve,
+    migrate and restore make one. A command run from the wrong directory
+    would otherwise make a new, empty installation there and act on it
+    (a bot whose token the running server has never seen)."""
+    if not os.path.isfile(settings.db_path):
+        raise SystemExit(
+            f"botsvc: no installation in {settings.data_dir} (no {os.path.basename(settings.db_path)}"
+            " there): set BOTSVC_DATA_DIR to the server's data dir, or BOTSVC_URL and"
+            " BOTSVC_ADMIN_TOKEN to act on a running server; 'botsvc migrate' makes a new one")

@@ -232,6 +232,7 @@ def run_cli(monkeypatch, data_dir: Path, *args: str):
 
 def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path, monkeypatch):
     data_dir, copy, target = tmp_path / "data", tmp_path / "copy", tmp_path / "target"
+    assert run_cli(monkeypatch, data_dir, "migrate").exit_code == 0
     assert run_cli(monkeypatch, data_dir, "create-bot", "first_bot").exit_code == 0
     made = run_cli(monkeypatch, data_dir, "backup", str(copy))
     assert made.exit_code == 0, made.output
@@ -258,6 +259,7 @@ def test_restore_fills_a_data_dir_holding_only_the_disk_reserve(tmp_path, monkey
     from botsvc.disk import RESERVE_NAME
 
     data_dir, copy, target = tmp_path / "data", tmp_path / "copy", tmp_path / "target"
+    assert run_cli(monkeypatch, data_dir, "migrate").exit_code == 0
     assert run_cli(monkeypatch, data_dir, "create-bot", "first_bot").exit_code == 0
     assert run_cli(monkeypatch, data_dir, "backup", str(copy)).exit_code == 0
     target.mkdir()

@@ -8,8 +8,7 @@ examples runs its suite with the plugin of the installed package: on this
 Python, and on the newer ones a bot project may use (3.12, 3.13, from pyenv).
 
 The slowest tests of the suite (a build, three installs, servers). They stay
-bounded: the build uses this environment's setuptools (--no-isolation) and
-happens once, the new environments get no pip of their own (this one's pip
+bounded: the build happens once, the new environments get no pip of their own (this one's pip
 installs into them), and their dependencies are pinned to the versions
 installed here, which pip's cache already holds.
 """
@@ -17,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -58,10 +58,22 @@ def outside_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def readme_build_lines() -> tuple[list[str], str]:
+    """The README's build command and the wheel it says the install takes."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    [build] = re.findall(r"^(\.venv/bin/python -m build)\b", readme, re.MULTILINE)
+    [wheel] = re.findall(r"^pip install (botsvc-\S+\.whl) pytest\b", readme, re.MULTILINE)
+    return shlex.split(build), wheel
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
+    """Built as the README writes it, in the checkout (an isolated build:
+    pip fetches setuptools into a temporary environment, from its cache),
+    into a directory of the test's instead of dist/."""
     out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", out, REPO], 600)
+    build, _ = readme_build_lines()
+    run([*build, "--outdir", out], 600, cwd=REPO)
     return out
 
 
@@ -176,6 +188,7 @@ def assert_bot_suite_passes(venv: Path, root: Path) -> None:
 
 
 def test_the_wheel_holds_what_the_service_reads(wheel):
+    assert wheel.name == readme_build_lines()[1]   # the name the README installs
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"botsvc/sql_migrations/{name}" for name in MIGRATIONS} <= names
     # The folder app/ is installed as botsvc/, and nothing is installed as app/.

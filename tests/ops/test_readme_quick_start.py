@@ -1,9 +1,10 @@
 """The README's quick start runs as written: its bash blocks, in one bash, from
-the checkout, with the environment they set themselves. Only the address
+the checkout, with the environment they set themselves, and again on the
+same data dir, as someone trying it a second time would. Only the address
 (a free port instead of 8080, which tests never take) and the data dir (a
-temporary one instead of ./data) differ; scripts/server reads both from the
-environment. And the mistake the quick start warns of, JSON sent with curl's
-bare -d, is answered as it says."""
+temporary one instead of ./data) differ; scripts/server and the botsvc
+command read both from the environment. And the mistake the quick start
+warns of, JSON sent with curl's bare -d, is answered as it says."""
 from __future__ import annotations
 
 import json
@@ -27,7 +28,8 @@ def quick_start_blocks() -> list[str]:
     return re.findall(r"^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
 
 
-def run_quick_start(tmp_path: Path, extra: str = "") -> subprocess.CompletedProcess:
+def run_quick_start(tmp_path: Path, extra: str = "", run: int = 1
+                    ) -> subprocess.CompletedProcess:
     blocks = quick_start_blocks()
     assert blocks, "the quick start shows no bash block"
     address = f"127.0.0.1:{free_port()}"
@@ -38,7 +40,7 @@ def run_quick_start(tmp_path: Path, extra: str = "") -> subprocess.CompletedProc
                BOTSVC_ACCESS_LOG="0")
     # Files, not pipes: the server left running in the background would hold
     # a pipe open after bash exits.
-    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    out, err = tmp_path / f"stdout-{run}", tmp_path / f"stderr-{run}"
     with open(out, "w") as stdout, open(err, "w") as stderr:
         process = subprocess.Popen(["bash", "-c", script.replace(DEFAULT_ADDRESS, address)],
                                    cwd=REPO, env=env, stdin=subprocess.DEVNULL,
@@ -81,7 +83,7 @@ def test_the_quick_start_runs_as_written_and_its_warning_holds(tmp_path):
     assert update["message"]["text"] == "/start hello"
     assert update["membership"] == {"chat_id": started["chat_id"], "status": "active",
                                     "start_parameter": "hello"}
-    assert re.search(r'"token": "1:[A-Za-z0-9_-]{43}"', done.stderr)   # shown once
+    [token] = re.findall(r'"token": "(1:[A-Za-z0-9_-]{43})"', done.stderr)   # shown once
 
     assert len(refusals) == len(MISTAKES)
     for body, refused in zip(MISTAKES, refusals, strict=True):
@@ -92,3 +94,19 @@ def test_the_quick_start_runs_as_written_and_its_warning_holds(tmp_path):
                                       "The body was read as a form"), description
         assert "(Content-Type: application/x-www-form-urlencoded," in description
         assert "Content-Type: application/json" in description
+
+    # A second run on the same data dir (the first run's server stopped, as
+    # after a reboot): the bot exists, so its token is rotated, and the last
+    # call answers with both Starts, the first never acknowledged.
+    again = run_quick_start(tmp_path, run=2)
+    assert again.returncode == 0, again.stderr[-3000:]
+    created_user, started_again, updates = json_values(again.stdout)
+    assert created_user == {"user_id": 2} and started_again["chat_id"] == started["chat_id"]
+    assert updates["ok"] is True
+    assert [u["message"]["text"] for u in updates["result"]] == ["/start hello"] * 2
+    taken = json.loads(next(line for line in again.stderr.splitlines()
+                            if line.startswith('{"ok": false')))
+    assert (taken["error_code"], taken["parameters"]) == ("INVALID_PARAMETER",
+                                                          {"field": "username"})
+    [new_token] = re.findall(r'"token": "(1:[A-Za-z0-9_-]{43})"', again.stderr)
+    assert new_token != token

@@ -43,3 +43,16 @@ def test_each_ci_recipe_is_two_lines_installing_what_botsvc_runs_with():
         assert apt and needed <= set(apt.group(1).split()), (name, needed)
         assert re.search(r'pip install "botsvc @ git\+https://\S+" pytest$', install), name
         assert run == "pytest tests/", name
+
+
+def test_the_fixture_table_lists_every_helper_the_examples_use():
+    """Each method the examples call on a fixture (``botsvc_user.say(...)``)
+    is in that fixture's row of the README's table."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(botsvc\w*)` \| (.*) \|$", readme, re.MULTILINE))
+    used = {(fixture, helper) for path in EXAMPLES.glob("test_*.py")
+            for fixture, helper in re.findall(r"\b(botsvc\w*)\.(\w+)\(", path.read_text())}
+    assert used, "the examples call no fixture's helper"
+    missing = {(fixture, helper) for fixture, helper in used
+               if not re.search(rf"`{helper}\(", rows.get(fixture, ""))}
+    assert not missing, missing

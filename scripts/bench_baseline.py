@@ -3,9 +3,11 @@
 ``baseline_tree`` makes a detached ``git worktree`` of a commit (by default
 ``BASELINE_REF``: main just before webhook connections were kept and
 broadcasts were sped up; ``BOTSVC_BENCH_BASELINE`` names another) and
-``baseline_argv`` starts that tree's gunicorn with this tree's .venv, so both
+``baseline_argv`` starts that tree's server with this tree's .venv, so both
 servers run in the same sitting on the same machine and the figures can be
-compared round by round.
+compared round by round. The server imports the tree's own code, whichever
+name it uses (scripts/tree_import.py): this .venv alone would give a tree
+whose code says ``botsvc`` this tree's modules.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from scripts.tree_import import package_name, tree_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE_REF = "8b9f1ae"
@@ -40,12 +44,17 @@ def baseline_tree(tmp: Path, ref: str | None = None) -> Iterator[Path]:
 
 
 def baseline_argv(tree: Path) -> list[str]:
-    """gunicorn serving ``tree``'s app (its own config and migrations), with
-    this tree's .venv. Started in ``tree``, so that ``app`` is imported from
-    there (the current directory comes before this tree's editable install)."""
-    command = (f"cd {shlex.quote(str(tree))} && exec {shlex.quote(sys.executable)} -m gunicorn"
-               " -c app/gunicorn_conf.py wsgi:app")
-    return ["/bin/sh", "-c", command]
+    """``tree``'s server with this tree's .venv, importing ``tree``'s code:
+    ``botsvc serve`` for a tree that installs as botsvc (its migrations, then
+    its gunicorn), else the gunicorn entry of its time (its config and
+    ``wsgi.py``). Started in ``tree``."""
+    python = shlex.quote(sys.executable)
+    if package_name(tree) == "botsvc":
+        serve = f"{python} -m botsvc.cli serve"
+    else:
+        serve = f"{python} -m gunicorn -c app/gunicorn_conf.py wsgi:app"
+    env = " ".join(f"{name}={shlex.quote(value)}" for name, value in tree_env(tree).items())
+    return ["/bin/sh", "-c", f"cd {shlex.quote(str(tree))} && exec env {env} {serve}"]
 
 
 def describe(ref: str | None = None) -> str:

@@ -2,43 +2,52 @@
 
     python scripts/percall_child.py TREE DATA_DIR
 
-imports ``app`` from TREE (a checkout: the current one, or the baseline's
-worktree), builds the app with the Flask test client, a bot, a user and a
+imports TREE's own code (a checkout: the current one, or the baseline's
+worktree) from its folder app/, under the name that tree uses (``app``
+before the wheel installed ``botsvc``, ``botsvc`` since: scripts/tree_import.py),
+builds the app with the Flask test client, a bot, a user and a
 chat, then answers commands on stdin, one a line: ``sendMessage N`` or
 ``getMe N`` makes N calls and prints ``{"wall": s, "cpu": s}`` for the N.
 With ``--once METHOD N`` it makes the calls and exits (for callgrind, which
 counts the instructions of the whole process: the difference between two
-runs of different N is the calls' own).
+runs of different N is the calls' own). With ``--where`` it prints the
+tree's import name and the file of each of its modules it loaded, and exits
+(tests/ops/test_bench_trees.py).
 
 Stand-alone on purpose: it must run the baseline's code, so it imports
-nothing of the tree it lives in. The app is set up as gunicorn's worker
+nothing of the tree it lives in (tree_import is the standard library only). The app is set up as gunicorn's worker
 sets it up: the log configured (the access line written, to stderr, which
 the parent sends to /dev/null), metrics counted into multiprocess files,
 and rate limits in force (high enough never to refuse).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 import time
+
+from tree_import import install, package_name  # scripts/, this script's folder
 
 ADMIN = "percall-admin-token"
 HIGH = 1_000_000   # a limit in force that never refuses: the rate path runs
 
 
 def build(tree: str, data_dir: str):
-    sys.path.insert(0, tree)
     os.chdir(tree)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.path.join(data_dir, "metrics")
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
-    from botsvc import logs
-    from botsvc.config import Settings
+    name = install(tree)
+    logs = importlib.import_module(f"{name}.logs")
+    Settings = importlib.import_module(f"{name}.config").Settings
     try:
-        from botsvc.factory import create_app
-    except ImportError:   # the baseline: the factory was app/__init__.py
-        from botsvc import create_app
-    import botsvc as package
+        create_app = importlib.import_module(f"{name}.factory").create_app
+    except ModuleNotFoundError as missing:   # the baseline: the factory was app/__init__.py
+        if missing.name != f"{name}.factory":
+            raise
+        create_app = importlib.import_module(name).create_app
+    package = sys.modules[name]
     assert os.path.dirname(os.path.abspath(package.__file__)) == os.path.join(tree, "app"), \
         package.__file__
     # The bot's call log (on by default) turned off: PERCALL_CALL_LOG=off
@@ -78,9 +87,20 @@ def setup(app) -> dict:
     return {"run": run}
 
 
+def where(tree: str) -> dict:
+    """The tree's import name and the file of every module of it loaded."""
+    name = package_name(tree)
+    return {"name": name, "files": sorted(
+        module.__file__ for key, module in list(sys.modules.items())
+        if (key == name or key.startswith(name + ".")) and getattr(module, "__file__", None))}
+
+
 def main(argv: list[str]) -> None:
-    tree, data_dir = argv[0], argv[1]
-    app = build(os.path.abspath(tree), data_dir)
+    tree, data_dir = os.path.abspath(argv[0]), argv[1]
+    app = build(tree, data_dir)
+    if argv[2:3] == ["--where"]:
+        print(json.dumps(where(tree)))
+        return
     bench = setup(app)
     bench["run"]("sendMessage", 50)   # warm-up: caches, lazy imports, first rows
     bench["run"]("getMe", 50)

@@ -23,7 +23,6 @@ Loading the plugin costs nothing: no server starts unless a fixture asks.
 """
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -52,13 +51,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
     """The session's installation: ``Botsvc`` for a server started here, or
     for the one BOTSVC_URL and BOTSVC_ADMIN_TOKEN name."""
+    from botsvc.config import SettingError, Settings  # lazy: read when a fixture asks
     from botsvc.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
 
-    url, token = os.environ.get("BOTSVC_URL"), os.environ.get("BOTSVC_ADMIN_TOKEN")
+    try:   # BOTSVC_URL is a setting like any other: read and checked in one place
+        settings = Settings.from_env(secret=False)
+    except SettingError as refused:
+        raise pytest.UsageError(str(refused)) from None
+    url, token = settings.url, settings.admin_token
     if url:
         if not token:
             raise pytest.UsageError("BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not")
-        yield Botsvc(url.rstrip("/"), token)
+        yield Botsvc(url, token)
         return
     from botsvc.testkit.server import LocalServer  # only when a server is wanted
 

@@ -129,9 +129,7 @@ def test_the_readme_lists_every_setting():
 def test_no_other_module_reads_the_environment():
     readers = {str(path.relative_to(REPO)) for path in (REPO / "app").rglob("*.py")
                if re.search(r"os\.environ|getenv", path.read_text()) and path.name != "config.py"}
-    # The testing kit: the plugin reads its client's BOTSVC_URL (not a server
-    # setting), the kit's server passes the environment on to its child, and
+    # The testing kit's server passes the environment on to its child, and
     # so does `botsvc serve` to the gunicorn it becomes; prometheus_client takes its multiprocess directory from its own
     # variable, which app/metrics.py sets for the workers and reads back.
-    assert readers <= {"app/testkit/plugin.py", "app/testkit/server.py", "app/metrics.py",
-                       "app/cli/serve.py"}, readers
+    assert readers <= {"app/testkit/server.py", "app/metrics.py", "app/cli/serve.py"}, readers

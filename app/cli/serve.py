@@ -2,11 +2,13 @@
 and the media tools checked, then gunicorn takes this process's place."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import socket
 import sys
+import tempfile
 from dataclasses import replace
 
 import click
@@ -49,7 +51,14 @@ MEDIA_BANNER = """\
 @main.command("check-media", help="Check that ffmpeg, ffprobe, the PDF parser, libmagic, "
               "prlimit and ClamAV work as uploads will use them.")
 def check_media() -> None:
-    works, note = media_tools(Settings.from_env(secret=False))
+    settings = Settings.from_env(secret=False)
+    with contextlib.ExitStack() as stack:
+        if not os.path.isdir(settings.data_dir):
+            # Run anywhere, it checks the tools, and makes no data dir there:
+            # its sample files go to a temporary directory instead.
+            settings = replace(settings, data_dir=stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="botsvc-check-media-")))
+        works, note = media_tools(settings)
     if isinstance(note, ApiError):
         fail(note)
     click.echo(note or "media tools and scanner: OK", err=not works)

@@ -43,10 +43,14 @@ def test_an_operator_command_elsewhere_fails_naming_the_data_dir_and_makes_none(
     assert os.listdir(tmp_path) == []
 
 
-def test_openapi_elsewhere_makes_no_data_dir(tmp_path, monkeypatch):
+def test_openapi_and_check_media_elsewhere_make_no_data_dir(tmp_path, monkeypatch,
+                                                           offline_signature_db):
     monkeypatch.chdir(tmp_path)
     printed = botsvc("openapi", env=NOT_HERE)
     assert printed.returncode == 0 and json.loads(printed.stdout)["openapi"].startswith("3.1")
+    checked = botsvc("check-media", env={**NOT_HERE, "BOTSVC_CLAMAV_DB": offline_signature_db,
+                                         "BOTSVC_CLAMD_SOCKET": None})
+    assert (checked.returncode, checked.stdout) == (0, "media tools and scanner: OK\n")
     assert os.listdir(tmp_path) == []
 
 

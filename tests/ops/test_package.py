@@ -5,7 +5,9 @@ environment outside the checkout ``pip install botsvc-*.whl`` then ``botsvc
 serve`` serves. A bot project laid out as most are (its own package ``app/``,
 its ``tests/`` importing ``from app.bot import ...``) holding the README's
 examples runs its suite with the plugin of the installed package: on this
-Python, and on the newer ones a bot project may use (3.12, 3.13, from pyenv).
+Python, and on the newer ones a bot project may use (3.12, 3.13, from pyenv);
+installed with pip itself, its package ``app`` stays its own, and
+uninstalling it leaves botsvc whole.
 
 The slowest tests of the suite (a build, three installs, servers). They stay
 bounded: the build happens once, the new environments get no pip of their own (this one's pip
@@ -114,6 +116,17 @@ def pyenv_python(version: str) -> Path:
 # ``app`` (botsvc's code folder has that name too, but installs as botsvc).
 BOT_PROJECT = {
     "pyproject.toml": """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "your-bot"
+version = "1.0"
+
+[tool.setuptools]
+packages = ["app"]
+
 [tool.pytest.ini_options]
 pythonpath = ["."]   # the project's root, where its package app/ is
 """,
@@ -257,6 +270,30 @@ def test_a_bot_project_with_its_own_app_package_passes_with_the_plugin(venv, tmp
     """The README's examples and a project's own ``from app.bot import ...``,
     against the installed package: the plugin loads, the names do not meet."""
     assert_bot_suite_passes(venv, tmp_path)
+
+
+def test_a_bot_package_named_app_installs_and_uninstalls_beside_botsvc(venv, tmp_path):
+    """A bot project that is itself pip-installable, its package ``app``: it
+    installs as its own folder (no merging into botsvc's), and uninstalling it
+    leaves botsvc whole."""
+    project, _ = bot_project(tmp_path)
+    pip = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python",
+           "--disable-pip-version-check"]
+    python = venv / "bin" / "python"
+    where = "import app, botsvc; print(app.__file__); print(botsvc.__file__)"
+    run([*pip, "install", "--quiet", project], 300, env=outside_env(), cwd=tmp_path)
+    try:
+        app_file, botsvc_file = run([python, "-c", where], 60, cwd=tmp_path,
+                                    env=outside_env()).stdout.splitlines()
+        site = Path(botsvc_file).parents[1]
+        assert (Path(app_file), Path(botsvc_file)) == (site / "app" / "__init__.py",
+                                                       site / "botsvc" / "__init__.py")
+    finally:
+        run([*pip, "uninstall", "--yes", "--quiet", "your-bot"], 120, env=outside_env())
+    whole = "import botsvc.cli, botsvc.testkit.plugin, botsvc.factory; print(botsvc.__file__)"
+    assert run([python, "-c", whole], 60, cwd=tmp_path, env=outside_env()).stdout.strip() \
+        == botsvc_file
+    assert not (site / "app").exists()
 
 
 @pytest.mark.parametrize("version", NEWER_PYTHONS)

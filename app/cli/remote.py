@@ -47,7 +47,7 @@ def call_server(settings: Settings, method: str, given: dict[str, str],
         ok = body["ok"]
     except (ValueError, TypeError, KeyError):
         raise SystemExit(f"botsvc: {url} answered {answer.status_code} {answer.reason}, which"
-                         " is not botsvc's operator API (is BOTSVC_URL its address?)") from None
+                         " is not botsvc's operator API (is it the server's address?)") from None
     if not ok:
         click.echo(json.dumps(body, ensure_ascii=False), err=True)
         sys.exit(1)

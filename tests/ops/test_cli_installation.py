@@ -11,6 +11,8 @@ import os
 import re
 import socket
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
@@ -85,6 +87,34 @@ def test_a_server_that_is_not_there_is_one_line_after_the_address():
     assert done.stderr.splitlines() == [
         f"botsvc: using the server at {url}",
         f"botsvc: cannot reach {url}: connection refused: is the server running there?"]
+
+
+def test_an_address_where_something_else_answers_is_one_line():
+    """Not botsvc's operator API (a web page, say): named, not parsed."""
+    class Page(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "15")
+            self.end_headers()
+            self.wfile.write(b"<html>hi</html>")
+
+        def log_message(self, *args):
+            pass
+
+    page = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{page.server_address[1]}"
+    try:
+        done = botsvc("list-bots", env={**NOT_HERE, "BOTSVC_URL": url,
+                                        "BOTSVC_ADMIN_TOKEN": "t"})
+    finally:
+        page.shutdown()
+        page.server_close()
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines()[1:] == [
+        f"botsvc: {url} answered 200 OK, which is not botsvc's operator API (is it the"
+        " server's address?)"]
 
 
 def test_serve_on_a_taken_port_says_so_in_one_line(tmp_path):

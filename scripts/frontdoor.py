@@ -20,8 +20,8 @@ from pathlib import Path
 if __package__ in (None, ""):   # run as a file: the checkout's app/ is importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from botsvc.connection import request_head  # noqa: E402
 from botsvc.config import Settings  # noqa: E402
+from botsvc.connection import request_head  # noqa: E402
 
 TEMPLATE = Path(__file__).resolve().parent / "nginx" / "botsvc.conf"
 ACME_PATH = "/.well-known/acme-challenge/"

@@ -239,6 +239,16 @@ class ClockReading(Result):
     offset = fields.Integer(required=True, metadata={"description": "seconds ahead of the machine"})
 
 
+class WebhookExchangeSide(Result):
+    headers = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
+        "description": "name to value, in order while they fit in 4 KiB (a repeated name"
+        " joined with \", \"); the secret-token header, credentials and cookies redacted"})
+    body = fields.String(required=True, metadata={
+        "description": "the first 4 KiB, as UTF-8 text; the secret token redacted"})
+    body_truncated = fields.Boolean(required=True, metadata={
+        "description": "the body was longer than 4 KiB, or not read to its end"})
+
+
 class WebhookDelivery(Result):
     update_id = fields.Integer(required=True)
     attempt = fields.Integer(required=True)
@@ -246,6 +256,11 @@ class WebhookDelivery(Result):
     duration_ms = fields.Integer(required=True)
     http_status = fields.Integer(metadata={"description": "when the target answered"})
     error = fields.String(metadata={"description": "when the attempt failed"})
+    request = fields.Nested(WebhookExchangeSide, metadata={
+        "description": "with detail: what was sent (no headers when the attempt stopped"
+        " before sending)"})
+    response = fields.Nested(WebhookExchangeSide, metadata={
+        "description": "with detail, when an answer came"})
 
 
 class WebhookDeliveriesPage(Result):

@@ -4,14 +4,8 @@ from __future__ import annotations
 from botsvc.api.registry import Call, api_method
 from botsvc.api.sending import REPLY_ERRORS
 from botsvc.catalogue import results
-from botsvc.catalogue.validation import (
-    Card,
-    ChatId,
-    MessageId,
-    ParseMode,
-    ReplyMarkup,
-    StrictSchema,
-)
+from botsvc.catalogue.markup import Card, ReplyMarkup
+from botsvc.catalogue.validation import ChatId, MessageId, ParseMode, StrictSchema
 from botsvc.domain.sending import send_card, send_card_to_chats
 from botsvc.limits import SEND
 

@@ -9,16 +9,15 @@ from marshmallow import fields, validate
 from botsvc.api.registry import Call, api_method
 from botsvc.api.sending import SEND_ERRORS
 from botsvc.catalogue import results
+from botsvc.catalogue.markup import Card, ReplyMarkup
 from botsvc.catalogue.validation import (
     Caption,
-    Card,
     ChatId,
     FileId,
     MediaType,
     MessageId,
     MessageText,
     ParseMode,
-    ReplyMarkup,
     StrictSchema,
 )
 from botsvc.domain import editing, media_messages

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from botsvc.api.registry import Call, api_method
 from botsvc.catalogue import results
-from botsvc.catalogue.validation import (
-    ChatId,
-    MessageId,
-    MessageText,
-    ParseMode,
-    ReplyMarkup,
-    StrictSchema,
-)
+from botsvc.catalogue.markup import ReplyMarkup
+from botsvc.catalogue.validation import ChatId, MessageId, MessageText, ParseMode, StrictSchema
 from botsvc.domain.sending import send_text, send_text_to_chats
 from botsvc.errors import ErrorCode
 from botsvc.limits import SEND

@@ -3,6 +3,8 @@ defines, and of the operator API's answers, named by the catalogue
 entries as their ``result``. They describe; the domain renders. The suite
 checks every answer against them through the OpenAPI document, so a field
 the domain adds or drops without changing them here fails a test.
+Long because it is the one list of every answer's shape, /v2's and the
+operator API's side by side: they share parts (Chat, Message, cursors).
 
 Every object is closed (``unknown = RAISE``: no undeclared field); a field
 that is always present is ``required``.
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from botsvc.catalogue.validation import CardSchema, InlineKeyboardSchema, OneOf
+from botsvc.catalogue.markup import CardSchema, InlineKeyboardSchema
+from botsvc.catalogue.validation import OneOf
 from botsvc.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
 from botsvc.errors import ErrorCode
 

@@ -6,8 +6,8 @@ from marshmallow import ValidationError
 
 from botsvc.api.registry import METHODS
 from botsvc.catalogue import results
+from botsvc.catalogue.markup import CALLBACK_DATA_MAX_BYTES
 from botsvc.catalogue.validation import (
-    CALLBACK_DATA_MAX_BYTES,
     Bool,
     Caption,
     FilePart,

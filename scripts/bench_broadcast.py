@@ -31,9 +31,9 @@ from pathlib import Path
 import requests
 
 from botsvc.testkit.server import LocalServer
+from devkit.members import add_members
+from devkit.servers import running_server
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
-from tests.support.members import add_members
-from tests.support.servers import running_server
 
 
 def send_messages(base_url: str, token: str, chat_ids: list[str], threads: int) -> float:

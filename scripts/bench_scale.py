@@ -20,9 +20,9 @@ from pathlib import Path
 import requests
 
 from botsvc.pagination import ScopedIntCursor
+from devkit.servers import suite_server
 from scripts import scale_data
 from scripts.scale_data import MEASURED_BOT, PENDING_BOT, Shape, token
-from tests.support.servers import suite_server
 
 DEFAULT_SIZES = "1e4,1e6"
 CACHE = Path(__file__).resolve().parent.parent / ".bench-cache"

@@ -16,7 +16,8 @@ from pathlib import Path
 import requests
 
 from botsvc.testkit.client import BotApi, OperatorClient
-from tests.support.servers import running_server
+from devkit.receivers import Receiver
+from devkit.servers import running_server
 
 
 def timed(fn) -> float:
@@ -48,8 +49,6 @@ def bench_reset(operator: OperatorClient, rounds: int) -> tuple[list, list]:
 
 
 def bench_retry(operator: OperatorClient, rounds: int) -> tuple[list, list]:
-    from tests.webhooks.support import Receiver
-
     answers = {"status": 200}
     arrived = threading.Condition()
 

@@ -32,13 +32,13 @@ def build(tree: str, data_dir: str):
     os.chdir(tree)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.path.join(data_dir, "metrics")
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
-    from botsvc import logs
-    from botsvc.config import Settings
+    from botsvc import logs  # from TREE, on sys.path only now
+    from botsvc.config import Settings  # from TREE, as above
     try:
-        from botsvc.factory import create_app
+        from botsvc.factory import create_app  # from TREE, as above
     except ImportError:   # the baseline: the factory was app/__init__.py
-        from botsvc import create_app
-    import botsvc as package
+        from botsvc import create_app  # the baseline's place for it
+    import botsvc as package  # from TREE, as above
     assert os.path.dirname(os.path.abspath(package.__file__)) == os.path.join(tree, "app"), \
         package.__file__
     # The bot's call log (on by default) turned off: PERCALL_CALL_LOG=off

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 APP = REPO / "app"
 MAX_FUNCTION_LINES = 60

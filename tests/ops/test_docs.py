@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from botsvc.jobs import JOBS
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"

@@ -27,7 +27,7 @@ import requests
 
 from botsvc.media import needs_offline_database
 from botsvc.testkit.server import LocalServer
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 pytestmark = pytest.mark.server
 
@@ -93,7 +93,8 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "botsvc = botsvc.cli:main" in text and "botsvc = botsvc.testkit.plugin" in text
-    assert not any(name.startswith(("tests/", "scripts/", "migrations/")) for name in names)
+    assert not any(name.startswith(("tests/", "scripts/", "devkit/", "migrations/"))
+                   for name in names)
 
 
 def test_the_sdist_holds_the_migrations_and_the_build_rule(dist):

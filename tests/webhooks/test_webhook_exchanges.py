@@ -8,8 +8,9 @@ import json
 import pytest
 
 from botsvc.webhooks.transport import USER_AGENT, DeliveryOptions, deliver
+from devkit.receivers import answer, hang
 from tests.support.contract import assert_invalid
-from tests.webhooks.support import HOST, SECRET, answer, hang
+from tests.webhooks.support import HOST, SECRET
 
 REDACTED = "[redacted]"
 SHORT_SHAPE = {"update_id", "attempt", "started_at", "duration_ms", "http_status"}

@@ -11,6 +11,8 @@ a circle, and their imports of the project inside a function say why."""
 from __future__ import annotations
 
 import ast
+import configparser
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +175,35 @@ def test_scripts_and_tests_never_import_each_other():
                 if module.split(".")[0] in forbidden:
                     reached.append(f"{path.relative_to(REPO)}:{line} imports {module}")
     assert sorted(set(reached)) == []
+
+
+def _contracts() -> dict[str, list[str]]:
+    """Each layers contract of setup.cfg: its container and its rooms, top down."""
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    found = {}
+    for section in config.sections():
+        if section.startswith("importlinter:contract:") and config[section]["type"] == "layers":
+            rooms = [room.strip() for line in config[section]["layers"].strip().splitlines()
+                     for room in line.split("|")]
+            found[config[section]["containers"].strip()] = rooms
+    return found
+
+
+def test_developing_names_the_rooms_of_the_contract_in_its_order():
+    """DEVELOPING.md's table of the layers says why; setup.cfg is the list. The
+    table names the same rooms in the same order (the rooms of an inner
+    contract, such as the catalogue's, in their own order)."""
+    text = (REPO / "docs" / "DEVELOPING.md").read_text(encoding="utf-8")
+    table = text[text.index("| Layer (top down) | Rooms |"):]
+    table = table[:table.index("\n\n")]
+    named = [name for line in table.splitlines()[2:]
+             for name in re.findall(r"`([a-z_]+)`", line.split("|")[2])]
+    assert named
+    contracts = _contracts()
+    outer = contracts.pop("botsvc")
+    assert [name for name in named if name in outer] == outer
+    for container, inner in contracts.items():
+        room = container.removeprefix("botsvc.")
+        assert [name for name in named if name in inner] == inner, room
+    assert set(named) == set(outer).union(*contracts.values())

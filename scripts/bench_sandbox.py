@@ -38,7 +38,7 @@ def build(data_dir: Path) -> dict[int, tuple[int, int, str, str]]:
     built = {}
     try:
         for size in SIZES:
-            bot, token = bots.create_bot(conn, f"bench{size}_bot", f"Bench {size}")
+            bot, token = bots.create_bot(conn, f"bench{size}_bot", display_name=f"Bench {size}")
             user = bots.create_user(conn, f"Reader of {size}")
             chat_id = chats.user_start(conn, bot["id"], user)["chat_id"]
             with transaction(conn):

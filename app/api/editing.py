@@ -97,7 +97,7 @@ def edit_message_caption(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_caption(
         call.conn, call.bot.id, p["chat_id"], p["message_id"],
-        p.get("caption", editing.UNCHANGED), _markup(p))
+        caption=p.get("caption", editing.UNCHANGED), reply_markup=_markup(p))
 
 
 @api_method("editMessageMedia", EditMessageMediaSchema(), result=results.Message,
@@ -105,8 +105,8 @@ def edit_message_caption(call: Call) -> dict:
 def edit_message_media(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_media(
-        call.conn, call.bot.id, p["chat_id"], p["message_id"], p["media"], p.get("type"),
-        p.get("caption", editing.UNCHANGED), _markup(p))
+        call.conn, call.bot.id, p["chat_id"], p["message_id"], p["media"], type=p.get("type"),
+        caption=p.get("caption", editing.UNCHANGED), reply_markup=_markup(p))
 
 
 @api_method("editMessageReplyMarkup", EditMessageReplyMarkupSchema(),

@@ -17,9 +17,8 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+from botsvc.contract import RETENTION_SECONDS
 from botsvc.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
-
-RETENTION_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True)

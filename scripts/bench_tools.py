@@ -18,6 +18,7 @@ import requests
 from botsvc.testkit.client import BotApi, OperatorClient
 from devkit.receivers import Receiver
 from devkit.servers import running_server
+from scripts.measure import median
 
 
 def timed(fn) -> float:
@@ -114,11 +115,6 @@ def bench_flag(operator: OperatorClient, base_url: str, calls: int) -> tuple[lis
 
 def median_of(fn, times: int) -> float:
     return median([timed(fn) for _ in range(times)])
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
 
 
 def run(tmp: Path, rounds: int = 5, calls: int = 2000) -> None:

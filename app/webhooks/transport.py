@@ -100,25 +100,25 @@ def _checked_addresses(target: WebhookTarget, options: DeliveryOptions) -> list[
     raise TargetRejected("non_public_address", "the webhook address may not be used")
 
 
-def _refused(body: bytes, secret_token: str, error: str) -> DeliveryResult:
+def _refused(body: bytes, error: str, secret_token: str | None) -> DeliveryResult:
     """An attempt stopped before any request was written: the record keeps
-    the body it would have carried, and no headers."""
-    token = secret_token if is_valid_secret_token(secret_token) else None
-    return DeliveryResult(False, None, error, request=http_record((), body, True, token))
+    the body it would have carried (any echo of a valid secret redacted),
+    and no headers."""
+    return DeliveryResult(False, None, error, request=http_record((), body, True, secret_token))
 
 
 def _request(url: str, body: bytes, secret_token: str,
              options: DeliveryOptions) -> tuple[Request, list[Route]] | DeliveryResult:
     """The request and the routes this attempt may take, or why none."""
     if not is_valid_secret_token(secret_token):
-        return _refused(body, secret_token, "the webhook secret_token is not valid")
+        return _refused(body, "the webhook secret_token is not valid", None)
     try:
         target = _parsed(url, options.allow_private)
         addresses = _checked_addresses(target, options)
     except ApiError as e:
-        return _refused(body, secret_token, f"the webhook URL is not valid: {e.description}")
+        return _refused(body, f"the webhook URL is not valid: {e.description}", secret_token)
     except TargetRejected as e:
-        return _refused(body, secret_token, e.message)
+        return _refused(body, e.message, secret_token)
     trust = (options.ca_certs, options.extra_ca_data)
     tls_host = target.host if target.scheme == "https" else None
     routes = [Route(target.scheme, str(ip), target.port, tls_host, trust) for ip in addresses]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import re
 import subprocess
 import sys
@@ -31,9 +32,15 @@ def test_the_import_linter_contracts_hold():
     assert "0 broken" in done.stdout
 
 
-def _imports(path: Path):
+@functools.cache
+def _imports(path: Path) -> list[tuple[str, int, bool]]:
     """(imported module, line, inside a function) for every import in ``path``,
-    relative imports resolved."""
+    relative imports resolved; parsed once per session (several checks read
+    the same files)."""
+    return list(_parse_imports(path))
+
+
+def _parse_imports(path: Path):
     parts = path.relative_to(REPO).with_suffix("").parts[:-1]
     if parts[:1] == ("app",):   # the folder app/ is the package botsvc
         parts = ("botsvc", *parts[1:])

@@ -139,7 +139,9 @@ def test_botsvc_serve_from_the_wheel(venv, tmp_path):
         assert "WARNING: NO REAL VIRUS SIGNATURES." in log
     schema = run([venv / "bin" / "botsvc", "migrate"], 60, cwd=tmp_path,
                  env=outside_env(BOTSVC_DATA_DIR=str(server.data_dir))).stdout
-    assert schema.startswith(f"schema version {len(MIGRATIONS)} at ")
+    # The newest file's number (numbers are given out per piece of work, so
+    # one may be missing while another lands; the count would not say it).
+    assert schema.startswith(f"schema version {int(MIGRATIONS[-1][:4])} at ")
 
 
 def test_the_readme_examples_pass_against_the_installed_package(venv, tmp_path):

@@ -37,10 +37,14 @@ PARSE_MODES = ("plain",)
 USER_CHAT_MAX_LIMIT = 1000
 USER_CHAT_DEFAULT_LIMIT = 100
 
+# How long the service keeps what it keeps for a day, in service time: pending
+# updates, Idempotency-Key records, webhook delivery records, the call log.
+RETENTION_SECONDS = 24 * 3600
+
 # The bots' call log (getBotCalls): what is kept of each bot, and the bound on
 # a record's params and result (each one's compact JSON, in bytes).
 CALL_LOG_KEPT_CALLS = 1000
-CALL_LOG_RETENTION_SECONDS = 24 * 3600
+CALL_LOG_RETENTION_SECONDS = RETENTION_SECONDS
 CALL_LOG_BODY_MAX_BYTES = 16 * 1024
 
 

@@ -26,12 +26,11 @@ import sqlite3
 from dataclasses import dataclass
 
 from botsvc import clock, owner
-from botsvc.contract import KEY
+from botsvc.contract import KEY, RETENTION_SECONDS
 from botsvc.db import transaction
 from botsvc.errors import ApiError, ErrorCode, invalid
 
 KEY_PATTERN = KEY
-RETENTION_SECONDS = 24 * 3600
 WAIT_FOR_RUNNING_SECONDS = 5.0
 CLAIM_LEASE_SECONDS = 900.0   # for claims whose process cannot be checked
 IN_PROGRESS_RETRY_AFTER = 1

@@ -1,22 +1,36 @@
 """scripts/bench: throughput and latency of botsvc beside baselines measured in
 the same run. Each part is a function registered in PARTS; ``scripts/bench``
-runs them all, ``scripts/bench api`` one of them."""
+runs them all, ``scripts/bench api`` one of them.
+
+This module is the top of scripts/: it imports the parts (``bench_*.py``),
+and they import only what sits below them (``measure.py`` for the
+measuring, ``bench_baseline.py``, the shared process helpers of
+``devkit``), never this module back.
+"""
 from __future__ import annotations
 
+import argparse
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from tests.support.paths import REPO
-from tests.support.servers import running_server
+from devkit.paths import REPO
+from devkit.servers import running_server
+from scripts import (
+    bench_broadcast,
+    bench_frontdoor,
+    bench_percall,
+    bench_sandbox,
+    bench_scale,
+    bench_tools,
+    bench_upload,
+    bench_webhook,
+)
+from scripts.measure import NO_LIMITS, alternate, line, median, wrk_cpu, wrk_post
 
 PARTS: dict = {}
-NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
-                 BOTSVC_RATE_UPLOADS_PER_MIN=0, BOTSVC_RATE_BROADCASTS_PER_MIN=0)
 
 
 def part(name: str):
@@ -24,82 +38,6 @@ def part(name: str):
         PARTS[name] = fn
         return fn
     return register
-
-
-def wrk_post(url: str, body: str, headers: dict, seconds: int = 10,
-             connections: int = 8) -> dict:
-    """requests/s, p50 and p99 (ms) of a POST under load, measured by wrk."""
-    if shutil.which("wrk") is None:
-        raise SystemExit("wrk is missing: apt-get install wrk")
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        lines = ['wrk.method = "POST"', f"wrk.body = [[{body}]]",
-                 'wrk.headers["Content-Type"] = "application/json"']
-        lines += [f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items()]
-        script.write("\n".join(lines) + "\n")
-    try:
-        out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency",
-                              "-s", script.name, url], capture_output=True, text=True,
-                             check=True).stdout
-    finally:
-        os.unlink(script.name)
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"requests": int(re.search(r"(\d+) requests in", out).group(1)),
-            "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "p50": _ms(re.search(r"50%\s+([\d.]+\w+)", out).group(1)),
-            "p99": _ms(re.search(r"99%\s+([\d.]+\w+)", out).group(1)),
-            "non_2xx": int(errors.group(1)) if errors else 0}
-
-
-def group_cpu_seconds(pgid: int) -> float:
-    """User+sys CPU seconds of every live process of a process group (a server:
-    master and workers), from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:   # pgrp; utime and stime follow at 11 and 12
-            total += int(fields[11]) + int(fields[12])
-    return total / ticks
-
-
-def wrk_cpu(server, url: str, body: str, headers: dict, seconds: int) -> dict:
-    """``wrk_post``, with the server's CPU time per request beside it."""
-    before = group_cpu_seconds(server.process.pid)
-    measured = wrk_post(url, body, headers, seconds=seconds)
-    spent = group_cpu_seconds(server.process.pid) - before
-    return {**measured, "cpu_us": spent / max(1, measured["requests"]) * 1e6}
-
-
-def _ms(text: str) -> float:
-    value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
-    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
-
-
-def line(label: str, m: dict) -> str:
-    cpu = f"   server CPU {m['cpu_us']:>6.0f} us/req" if "cpu_us" in m else ""
-    return (f"  {label:<28} {m['rps']:>9.0f} req/s   p50 {m['p50']:>7.2f} ms   "
-            f"p99 {m['p99']:>7.2f} ms   non-2xx {m['non_2xx']}{cpu}")
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
-def alternate(rounds: int, measure_baseline, measure_target) -> tuple[list, list]:
-    """Baseline and target measured in turns, so load from anything else on the
-    machine weighs on both alike; the ratio is taken per round."""
-    baselines, targets = [], []
-    for _ in range(rounds):
-        baselines.append(measure_baseline())
-        targets.append(measure_target())
-    return baselines, targets
 
 
 def _send_target(server) -> tuple[str, str, dict]:
@@ -113,13 +51,12 @@ def _send_target(server) -> tuple[str, str, dict]:
 
 
 @part("api")
-def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
+def api_part(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
     """sendMessage under concurrent load beside a bare JSON endpoint, beside
     the same service with its metrics off (BOTSVC_METRICS=0), with its call
     log off (BOTSVC_CALL_LOG=0), and beside the starting main's sendMessage
     (scripts/bench_percall.py's baseline tree, served by its own
     scripts/server)."""
-    from scripts.bench_percall import baseline_server_argv
 
     bare_argv = [sys.executable, "-m", "gunicorn", "-c", "python:botsvc.gunicorn_conf",
                  "--chdir", str(REPO / "scripts"), "bench_bare:app"]
@@ -129,7 +66,7 @@ def bench_api(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
             running_server(tmp / "svc", **NO_LIMITS) as server, \
             running_server(tmp / "plain", BOTSVC_METRICS=0, **NO_LIMITS) as plain, \
             running_server(tmp / "unlogged", BOTSVC_CALL_LOG=0, **NO_LIMITS) as unlogged, \
-            running_server(tmp / "baseline", argv=baseline_server_argv(), **NO_LIMITS) as base:
+            running_server(tmp / "baseline", argv=bench_percall.baseline_server_argv(), **NO_LIMITS) as base:
         bare_url = f"{bare.base_url}/bare"
         servers = {"sendMessage": server, "sendMessage, metrics off": plain,
                    "sendMessage, call log off": unlogged, "sendMessage, starting main": base}
@@ -184,7 +121,7 @@ def _counting_seconds(directory: Path, calls: int = 20000) -> float:
     """What the dispatcher's counting costs per call, in a process of its own
     counting into prometheus_client's multiprocess files as a worker does."""
     directory.mkdir()
-    code = ("import time; from app import metrics; metrics.activate(); "
+    code = ("import time; from botsvc import metrics; metrics.activate(); "
             f"n = {calls}; started = time.perf_counter()\n"
             "for _ in range(n): metrics.api_request('sendMessage', 'ok', 0.004)\n"
             "print((time.perf_counter() - started) / n)")
@@ -195,69 +132,47 @@ def _counting_seconds(directory: Path, calls: int = 20000) -> float:
 
 
 @part("broadcast")
-def bench_broadcast(tmp: Path) -> None:
+def broadcast_part(tmp: Path) -> None:
     """A 10,000-member broadcast beside 10,000 sendMessage calls by a client."""
-    from scripts import bench_broadcast as broadcast_part
-
-    broadcast_part.run(tmp)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def latency_line(label: str, seconds: list[float]) -> str:
-    return (f"  {label:<44} p50 {percentile(seconds, 0.5) * 1000:>7.2f} ms   "
-            f"p99 {percentile(seconds, 0.99) * 1000:>7.2f} ms")
+    bench_broadcast.run(tmp)
 
 
 @part("webhook")
-def bench_webhook(tmp: Path) -> None:
+def webhook_part(tmp: Path) -> None:
     """Deliveries per second for one bot and for eight together, beside the
     baseline tree's (scripts/bench_webhook.py)."""
-    from scripts import bench_webhook as webhook_part
-
-    webhook_part.run(tmp)
+    bench_webhook.run(tmp)
 
 
 @part("tools")
-def bench_tools(tmp: Path) -> None:
+def tools_part(tmp: Path) -> None:
     """reset, a retry brought forward by advanceClock, and the faults flag."""
-    from scripts import bench_tools as tools_part
-
-    tools_part.run(tmp)
+    bench_tools.run(tmp)
 
 
 @part("percall")
-def bench_percall(tmp: Path) -> None:
+def percall_part(tmp: Path) -> None:
     """sendMessage and getMe per call in process, beside the baseline tree
     (``--instructions``: counted by callgrind instead of timed)."""
-    from scripts import bench_percall as percall_part
-
     if OPTIONS.get("instructions"):
-        percall_part.instructions(tmp)
+        bench_percall.instructions(tmp)
     else:
-        percall_part.run(tmp)
+        bench_percall.run(tmp)
 
 
 @part("scale")
-def bench_scale(tmp: Path) -> None:
+def scale_part(tmp: Path) -> None:
     """Calls at three sizes of history (``--sizes``, default 1e4,1e6)."""
-    from scripts import bench_scale as scale_part
-
-    scale_part.run(tmp, OPTIONS.get("sizes"))
+    bench_scale.run(tmp, OPTIONS.get("sizes"))
 
 
 @part("upload")
-def bench_upload(tmp: Path, rounds: int = 3) -> None:
+def upload_part(tmp: Path, rounds: int = 3) -> None:
     """uploadFile of a photo, a 30 s 1080p video and a 3 min song beside the
     same tool work run directly."""
-    from scripts import bench_upload as upload_part
-
     (tmp / "svc").mkdir()
     with running_server(tmp / "svc", **NO_LIMITS) as server:
-        upload_part.run(tmp, server, rounds, alternate, median)
+        bench_upload.run(tmp, server, rounds, alternate, median)
 
 
 # Options of the parts that take some (``scripts/bench scale --sizes 1e4,1e6``).
@@ -265,26 +180,20 @@ OPTIONS: dict = {}
 
 
 @part("frontdoor")
-def bench_frontdoor(tmp: Path) -> None:
+def frontdoor_part(tmp: Path) -> None:
     """Heads without end (worker CPU and memory) and a slow-client flood,
     straight at gunicorn and through nginx."""
-    from scripts import bench_frontdoor as frontdoor_part
-
-    frontdoor_part.run(tmp)
+    bench_frontdoor.run(tmp)
 
 
 @part("sandbox")
-def bench_sandbox(tmp: Path) -> None:
+def sandbox_part(tmp: Path) -> None:
     """The sandbox's chat of 10,000 messages beside one of 10: opening it in
     Chromium, and the bytes of its polls."""
-    from scripts import bench_sandbox as sandbox_part
-
-    sandbox_part.run(tmp)
+    bench_sandbox.run(tmp)
 
 
 def main(argv: list[str]) -> None:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="scripts/bench")
     parser.add_argument("parts", nargs="*", help=f"of: {', '.join(PARTS)} (default: all)")
     parser.add_argument("--instructions", action="store_true",

@@ -31,9 +31,10 @@ from pathlib import Path
 import requests
 
 from botsvc.testkit.server import LocalServer
+from devkit.members import add_members
+from devkit.servers import running_server
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
-from tests.support.members import add_members
-from tests.support.servers import running_server
+from scripts.measure import median, percentile
 
 
 def send_messages(base_url: str, token: str, chat_ids: list[str], threads: int) -> float:
@@ -106,15 +107,6 @@ def broadcast(base_url: str, token: str, expected: int, reply_chat: str,
     if result["counts"]["sent"] != expected:
         raise SystemExit(f"broadcast sent {result['counts']} instead of {expected}")
     return elapsed
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def median(values: list[float]) -> float:
-    return percentile(values, 0.5)
 
 
 @dataclass

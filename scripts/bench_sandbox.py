@@ -22,7 +22,8 @@ from botsvc.config import DATABASE_FILE
 from botsvc.db import connect, transaction
 from botsvc.domain import bots, chats, messages
 from botsvc.migrations import migrate
-from tests.support.servers import running_server
+from devkit.servers import running_server
+from scripts.measure import median
 
 SIZES = (10, 10_000)
 ROUNDS = 5
@@ -37,7 +38,7 @@ def build(data_dir: Path) -> dict[int, tuple[int, int, str, str]]:
     built = {}
     try:
         for size in SIZES:
-            bot, token = bots.create_bot(conn, f"bench{size}_bot", f"Bench {size}")
+            bot, token = bots.create_bot(conn, f"bench{size}_bot", display_name=f"Bench {size}")
             user = bots.create_user(conn, f"Reader of {size}")
             chat_id = chats.user_start(conn, bot["id"], user)["chat_id"]
             with transaction(conn):
@@ -79,7 +80,6 @@ def open_ms(driver, url: str, newest: int) -> float:
 def run(tmp: Path) -> None:
     from selenium.webdriver.common.by import By
 
-    from scripts.bench import median
 
     built = build(tmp / "server-data")
     with running_server(tmp) as server:

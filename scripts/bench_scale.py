@@ -20,9 +20,10 @@ from pathlib import Path
 import requests
 
 from botsvc.pagination import ScopedIntCursor
+from devkit.servers import suite_server
 from scripts import scale_data
+from scripts.measure import percentile
 from scripts.scale_data import MEASURED_BOT, PENDING_BOT, Shape, token
-from tests.support.servers import suite_server
 
 DEFAULT_SIZES = "1e4,1e6"
 CACHE = Path(__file__).resolve().parent.parent / ".bench-cache"
@@ -31,11 +32,6 @@ NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
 SAMPLES = 200
 BUDGET_SECONDS = 20.0   # per call: a call too slow for SAMPLES gets what fits (at least 3)
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def sizes_from(text: str | None) -> list[int]:

@@ -16,7 +16,9 @@ from pathlib import Path
 import requests
 
 from botsvc.testkit.client import BotApi, OperatorClient
-from tests.support.servers import running_server
+from devkit.receivers import Receiver
+from devkit.servers import running_server
+from scripts.measure import median
 
 
 def timed(fn) -> float:
@@ -48,8 +50,6 @@ def bench_reset(operator: OperatorClient, rounds: int) -> tuple[list, list]:
 
 
 def bench_retry(operator: OperatorClient, rounds: int) -> tuple[list, list]:
-    from tests.webhooks.support import Receiver
-
     answers = {"status": 200}
     arrived = threading.Condition()
 
@@ -115,11 +115,6 @@ def bench_flag(operator: OperatorClient, base_url: str, calls: int) -> tuple[lis
 
 def median_of(fn, times: int) -> float:
     return median([timed(fn) for _ in range(times)])
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
 
 
 def run(tmp: Path, rounds: int = 5, calls: int = 2000) -> None:

@@ -35,8 +35,9 @@ import requests
 import trustme
 
 from botsvc.testkit.server import LocalServer
+from devkit.servers import running_server
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
-from tests.support.servers import running_server
+from scripts.measure import NO_LIMITS, median, percentile
 
 SECRET = "bench_secret_token_0123456789"
 FILL_THREADS = 4
@@ -209,19 +210,8 @@ class LeanReceiver:
             conn.close()
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def run(tmp: Path, rounds: int = 5, one_bot: int = 800, bots: int = 8, per_bot: int = 200,
         messages: int = 200) -> None:
-    from scripts.bench import NO_LIMITS
 
     ca = trustme.CA()
     ca_file = tmp / "ca.pem"

@@ -1,6 +1,8 @@
 """The /v2 methods, one module per group. Importing a group registers its
-methods with the dispatcher."""
+methods with the dispatcher; importing broadcast_delivery registers the job
+that sends what createBroadcast queued."""
 from botsvc.api import (  # noqa: F401
+    broadcast_delivery,
     broadcasts,
     callbacks,
     cards,

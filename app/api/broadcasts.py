@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import fields, validate, validates_schema
 
 from botsvc import metrics
-from botsvc.api.broadcast_delivery import (
+from botsvc.api.broadcast_payload import (
     BROADCAST_METHODS,
     check_payload_references,
     try_payload,

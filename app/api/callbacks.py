@@ -23,6 +23,6 @@ class AnswerCallbackQuerySchema(StrictSchema):
             summary="Answer a callback_query this bot received (once)")
 def answer_callback_query(call: Call) -> bool:
     p = call.params
-    callbacks.answer(call.conn, call.bot.id, p["callback_query_id"], p.get("text"),
-                     p["show_alert"])
+    callbacks.answer(call.conn, call.bot.id, p["callback_query_id"], text=p.get("text"),
+                     show_alert=p["show_alert"])
     return True

@@ -4,14 +4,8 @@ from __future__ import annotations
 from botsvc.api.registry import Call, api_method
 from botsvc.api.sending import REPLY_ERRORS
 from botsvc.catalogue import results
-from botsvc.catalogue.validation import (
-    Card,
-    ChatId,
-    MessageId,
-    ParseMode,
-    ReplyMarkup,
-    StrictSchema,
-)
+from botsvc.catalogue.markup import Card, ReplyMarkup
+from botsvc.catalogue.validation import ChatId, MessageId, ParseMode, StrictSchema
 from botsvc.domain.sending import send_card, send_card_to_chats
 from botsvc.limits import SEND
 
@@ -26,7 +20,8 @@ class SendCardSchema(StrictSchema):
 
 def send_card_to_many(call: Call, chats: list) -> list[dict]:
     p = call.params
-    return send_card_to_chats(call.conn, call.bot.id, chats, p["card"], p.get("reply_markup"))
+    return send_card_to_chats(call.conn, call.bot.id, chats, p["card"],
+                              reply_markup=p.get("reply_markup"))
 
 
 @api_method("sendCard", SendCardSchema(), buckets=(SEND,), result=results.Message,
@@ -34,5 +29,6 @@ def send_card_to_many(call: Call, chats: list) -> list[dict]:
             send_to_many=send_card_to_many)
 def send_card_method(call: Call) -> dict:
     p = call.params
-    return send_card(call.conn, call.bot.id, p["chat_id"], p["card"], p.get("reply_markup"),
-                     p.get("reply_to_message_id"))
+    return send_card(call.conn, call.bot.id, p["chat_id"], p["card"],
+                     reply_to_message_id=p.get("reply_to_message_id"),
+                     reply_markup=p.get("reply_markup"))

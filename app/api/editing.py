@@ -9,16 +9,15 @@ from marshmallow import fields, validate
 from botsvc.api.registry import Call, api_method
 from botsvc.api.sending import SEND_ERRORS
 from botsvc.catalogue import results
+from botsvc.catalogue.markup import Card, ReplyMarkup
 from botsvc.catalogue.validation import (
     Caption,
-    Card,
     ChatId,
     FileId,
     MediaType,
     MessageId,
     MessageText,
     ParseMode,
-    ReplyMarkup,
     StrictSchema,
 )
 from botsvc.domain import editing, media_messages
@@ -98,7 +97,7 @@ def edit_message_caption(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_caption(
         call.conn, call.bot.id, p["chat_id"], p["message_id"],
-        p.get("caption", editing.UNCHANGED), _markup(p))
+        caption=p.get("caption", editing.UNCHANGED), reply_markup=_markup(p))
 
 
 @api_method("editMessageMedia", EditMessageMediaSchema(), result=results.Message,
@@ -106,8 +105,8 @@ def edit_message_caption(call: Call) -> dict:
 def edit_message_media(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_media(
-        call.conn, call.bot.id, p["chat_id"], p["message_id"], p["media"], p.get("type"),
-        p.get("caption", editing.UNCHANGED), _markup(p))
+        call.conn, call.bot.id, p["chat_id"], p["message_id"], p["media"], type=p.get("type"),
+        caption=p.get("caption", editing.UNCHANGED), reply_markup=_markup(p))
 
 
 @api_method("editMessageReplyMarkup", EditMessageReplyMarkupSchema(),

@@ -17,6 +17,7 @@ from botsvc.api.files import store_uploaded
 from botsvc.api.registry import Call, api_method
 from botsvc.api.sending import REPLY_ERRORS, SEND_ERRORS
 from botsvc.catalogue import results
+from botsvc.catalogue.markup import ReplyMarkup
 from botsvc.catalogue.validation import (
     Caption,
     ChatId,
@@ -25,7 +26,6 @@ from botsvc.catalogue.validation import (
     MessageId,
     OneOf,
     ParseMode,
-    ReplyMarkup,
     StrictSchema,
     UploadedFile,
 )

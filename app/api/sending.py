@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from botsvc.api.registry import Call, api_method
 from botsvc.catalogue import results
-from botsvc.catalogue.validation import (
-    ChatId,
-    MessageId,
-    MessageText,
-    ParseMode,
-    ReplyMarkup,
-    StrictSchema,
-)
+from botsvc.catalogue.markup import ReplyMarkup
+from botsvc.catalogue.validation import ChatId, MessageId, MessageText, ParseMode, StrictSchema
 from botsvc.domain.sending import send_text, send_text_to_chats
 from botsvc.errors import ErrorCode
 from botsvc.limits import SEND
@@ -32,7 +26,8 @@ class SendMessageSchema(StrictSchema):
 
 def send_message_to_many(call: Call, chats: list) -> list[dict]:
     p = call.params
-    return send_text_to_chats(call.conn, call.bot.id, chats, p["text"], p.get("reply_markup"))
+    return send_text_to_chats(call.conn, call.bot.id, chats, p["text"],
+                              reply_markup=p.get("reply_markup"))
 
 
 @api_method("sendMessage", SendMessageSchema(), buckets=(SEND,), result=results.Message,
@@ -41,4 +36,5 @@ def send_message_to_many(call: Call, chats: list) -> list[dict]:
 def send_message(call: Call) -> dict:
     p = call.params
     return send_text(call.conn, call.bot.id, p["chat_id"], p["text"],
-                     p.get("reply_to_message_id"), p.get("reply_markup"))
+                     reply_to_message_id=p.get("reply_to_message_id"),
+                     reply_markup=p.get("reply_markup"))

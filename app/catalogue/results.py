@@ -3,6 +3,8 @@ defines, and of the operator API's answers, named by the catalogue
 entries as their ``result``. They describe; the domain renders. The suite
 checks every answer against them through the OpenAPI document, so a field
 the domain adds or drops without changing them here fails a test.
+Long because it is the one list of every answer's shape, /v2's and the
+operator API's side by side: they share parts (Chat, Message, cursors).
 
 Every object is closed (``unknown = RAISE``: no undeclared field); a field
 that is always present is ``required``.
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 from marshmallow import RAISE, Schema, fields, validate
 
-from botsvc.catalogue.validation import CardSchema, InlineKeyboardSchema, OneOf
+from botsvc.catalogue.markup import CardSchema, InlineKeyboardSchema
+from botsvc.catalogue.validation import OneOf
 from botsvc.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
 from botsvc.errors import ErrorCode
 
@@ -239,6 +242,16 @@ class ClockReading(Result):
     offset = fields.Integer(required=True, metadata={"description": "seconds ahead of the machine"})
 
 
+class WebhookExchangeSide(Result):
+    headers = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
+        "description": "name to value, in order while they fit in 4 KiB (a repeated name"
+        " joined with \", \"); the secret-token header, credentials and cookies redacted"})
+    body = fields.String(required=True, metadata={
+        "description": "the first 4 KiB, as UTF-8 text; the secret token redacted"})
+    body_truncated = fields.Boolean(required=True, metadata={
+        "description": "the body was longer than 4 KiB, or not read to its end"})
+
+
 class WebhookDelivery(Result):
     update_id = fields.Integer(required=True)
     attempt = fields.Integer(required=True)
@@ -246,6 +259,11 @@ class WebhookDelivery(Result):
     duration_ms = fields.Integer(required=True)
     http_status = fields.Integer(metadata={"description": "when the target answered"})
     error = fields.String(metadata={"description": "when the attempt failed"})
+    request = fields.Nested(WebhookExchangeSide, metadata={
+        "description": "with detail: what was sent (no headers when the attempt stopped"
+        " before sending)"})
+    response = fields.Nested(WebhookExchangeSide, metadata={
+        "description": "with detail, when an answer came"})
 
 
 class WebhookDeliveriesPage(Result):

@@ -25,7 +25,7 @@ def require_bot(conn: sqlite3.Connection, bot_id: int, field: str = "bot_id") ->
     return row
 
 
-def create_bot(conn: sqlite3.Connection, username: str, display_name: str | None = None,
+def create_bot(conn: sqlite3.Connection, username: str, *, display_name: str | None = None,
                description: str | None = None) -> tuple[dict, str]:
     """A new bot and its first token (returned once, stored only as a hash)."""
     with transaction(conn):
@@ -83,7 +83,7 @@ def require_user(conn: sqlite3.Connection, user_id: int) -> sqlite3.Row:
     return row
 
 
-def list_users(conn: sqlite3.Connection, limit: int = -1,
+def list_users(conn: sqlite3.Connection, *, limit: int = -1,
                user_id: int | None = None) -> list[dict]:
     """The newest ``limit`` users (every user by default), oldest first; or
     the one with ``user_id`` (a list of one, or empty)."""

@@ -43,7 +43,7 @@ def click(conn: sqlite3.Connection, bot_id: int, chat: sqlite3.Row, message_id: 
     return query_id
 
 
-def answer(conn: sqlite3.Connection, bot_id: int, callback_query_id: str,
+def answer(conn: sqlite3.Connection, bot_id: int, callback_query_id: str, *,
            text: str | None = None, show_alert: bool = False) -> None:
     """The bot answers one of its callback queries, once."""
     answered = conn.execute(

@@ -49,7 +49,7 @@ def check_markup_allowed(row: sqlite3.Row, reply_markup) -> None:
 
 
 def apply_edit(conn: sqlite3.Connection, chat: sqlite3.Row, row: sqlite3.Row,
-               changes: dict, reply_markup=UNCHANGED, type: str | None = None) -> dict:
+               changes: dict, *, reply_markup=UNCHANGED, type: str | None = None) -> dict:
     """Replace content keys (a ``None`` value removes the key), stamp
     ``edit_date`` and return the Message as it is now."""
     content = json.loads(row["content"])
@@ -70,7 +70,7 @@ def edit_message_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, messa
     chat = require_editable_chat(conn, bot_id, chat_id)
     row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, ("text",), "editMessageText")
-    return apply_edit(conn, chat, row, {"text": text}, reply_markup)
+    return apply_edit(conn, chat, row, {"text": text}, reply_markup=reply_markup)
 
 
 def edit_message_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, message_id: int,
@@ -78,7 +78,7 @@ def edit_message_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, messa
     chat = require_editable_chat(conn, bot_id, chat_id)
     row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, ("card",), "editMessageCard")
-    return apply_edit(conn, chat, row, {"card": card}, reply_markup)
+    return apply_edit(conn, chat, row, {"card": card}, reply_markup=reply_markup)
 
 
 def edit_message_reply_markup(conn: sqlite3.Connection, bot_id: int, chat_id: str,
@@ -87,7 +87,7 @@ def edit_message_reply_markup(conn: sqlite3.Connection, bot_id: int, chat_id: st
     chat = require_editable_chat(conn, bot_id, chat_id)
     row = messages.own_message(conn, bot_id, chat, message_id)
     check_markup_allowed(row, reply_markup)
-    return apply_edit(conn, chat, row, {}, reply_markup)
+    return apply_edit(conn, chat, row, {}, reply_markup=reply_markup)
 
 
 def delete_message(conn: sqlite3.Connection, bot_id: int, chat_id: str,

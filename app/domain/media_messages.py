@@ -105,18 +105,18 @@ def send_media_group(conn: sqlite3.Connection, bot_id: int, chat_id: str,
 
 
 def edit_message_caption(conn: sqlite3.Connection, bot_id: int, chat_id: str,
-                         message_id: int, caption=UNCHANGED, reply_markup=UNCHANGED) -> dict:
+                         message_id: int, *, caption=UNCHANGED, reply_markup=UNCHANGED) -> dict:
     """A media message's caption (an empty one removes it) and buttons."""
     chat = require_editable_chat(conn, bot_id, chat_id)
     row = messages.own_message(conn, bot_id, chat, message_id)
     require_type(row, MEDIA_TYPES, "editMessageCaption")
     check_markup_allowed(row, reply_markup)
     changes = {} if caption is UNCHANGED else {"caption": caption or None}
-    return apply_edit(conn, chat, row, changes, reply_markup)
+    return apply_edit(conn, chat, row, changes, reply_markup=reply_markup)
 
 
 def edit_message_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, message_id: int,
-                       file_id: str, type: str | None = None, caption=UNCHANGED,
+                       file_id: str, *, type: str | None = None, caption=UNCHANGED,
                        reply_markup=UNCHANGED) -> dict:
     """Replace a media message's file (and type). Text and card messages never
     become media; a media-group member stays a photo or a video."""
@@ -132,7 +132,7 @@ def edit_message_media(conn: sqlite3.Connection, bot_id: int, chat_id: str, mess
     changes = {"media": files.media_of(file)}
     if caption is not UNCHANGED:
         changes["caption"] = caption or None
-    return apply_edit(conn, chat, row, changes, reply_markup, type=new_type)
+    return apply_edit(conn, chat, row, changes, reply_markup=reply_markup, type=new_type)
 
 
 # -- the simulated user's side (operator API) ---------------------------------------

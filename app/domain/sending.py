@@ -11,7 +11,7 @@ from botsvc.domain import messages
 from botsvc.domain.chats import require_active_chat
 
 
-def send_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, text: str,
+def send_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, text: str, *,
               reply_to_message_id: int | None = None,
               reply_markup: dict | None = None) -> dict:
     """The bot sends a text message to an active chat; returns the Message."""
@@ -19,16 +19,16 @@ def send_text(conn: sqlite3.Connection, bot_id: int, chat_id: str, text: str,
                  reply_to_message_id)
 
 
-def send_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, card: dict,
-              reply_markup: dict | None = None,
-              reply_to_message_id: int | None = None) -> dict:
+def send_card(conn: sqlite3.Connection, bot_id: int, chat_id: str, card: dict, *,
+              reply_to_message_id: int | None = None,
+              reply_markup: dict | None = None) -> dict:
     """The bot sends a validated card to an active chat; returns the Message."""
     return _send(conn, bot_id, chat_id, "card", {"card": card, "reply_markup": reply_markup},
                  reply_to_message_id)
 
 
 def send_text_to_chats(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row],
-                       text: str, reply_markup: dict | None = None) -> list[dict]:
+                       text: str, *, reply_markup: dict | None = None) -> list[dict]:
     """send_text to each of ``chats``, active ones read in the caller's
     transaction (a broadcast's batch); the Messages in their order."""
     return messages.send_messages(conn, bot_id, chats, type="text",
@@ -36,7 +36,7 @@ def send_text_to_chats(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite
 
 
 def send_card_to_chats(conn: sqlite3.Connection, bot_id: int, chats: list[sqlite3.Row],
-                       card: dict, reply_markup: dict | None = None) -> list[dict]:
+                       card: dict, *, reply_markup: dict | None = None) -> list[dict]:
     """send_card to each of ``chats``, as send_text_to_chats."""
     return messages.send_messages(conn, bot_id, chats, type="card",
                                   content={"card": card, "reply_markup": reply_markup})

@@ -10,10 +10,10 @@ import json
 import sqlite3
 
 from botsvc.clock import now
+from botsvc.contract import RETENTION_SECONDS
 from botsvc.jobs import DELIVER_WEBHOOKS, wake_after_commit
 from botsvc.jsontext import dumps
 
-RETENTION_SECONDS = 24 * 3600
 
 def enqueue_update(conn: sqlite3.Connection, bot_id: int, update: dict) -> int:
     """Queue one Update (without update_id) for ``bot_id``; returns its update_id."""

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from botsvc import clock
+from botsvc.contract import RETENTION_SECONDS
 from botsvc.db import transaction
 from botsvc.domain import updates, webhook_deliveries
 from botsvc.domain.webhook_deliveries import Attempt
@@ -112,7 +113,7 @@ def retry_delay(failures: int, rand: Callable[[], float] = random.random) -> flo
 def _retention_cutoff(now: float) -> int:
     # Updates older than 24 hours are dropped: never delivered nor counted,
     # even before the clean-up job deletes them.
-    return int(now - updates.RETENTION_SECONDS)
+    return int(now - RETENTION_SECONDS)
 
 
 # Due: in webhook mode, out of backoff, not leased, something to deliver. A
@@ -182,7 +183,7 @@ class Outcome:
 
 
 def record_attempt(conn: sqlite3.Connection, claim: Claim, delivered: bool, error: str | None,
-                   now: float, lease_seconds: float,
+                   now: float, lease_seconds: float, *,
                    rand: Callable[[], float] = random.random,
                    attempt: Attempt | None = None) -> Claim | None:
     """Record one attempt's outcome (in the delivery record too, when

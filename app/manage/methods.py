@@ -6,8 +6,8 @@ from marshmallow import ValidationError
 
 from botsvc.api.registry import METHODS
 from botsvc.catalogue import results
+from botsvc.catalogue.markup import CALLBACK_DATA_MAX_BYTES
 from botsvc.catalogue.validation import (
-    CALLBACK_DATA_MAX_BYTES,
     Bool,
     Caption,
     FilePart,
@@ -85,8 +85,8 @@ ACTIVE_CHAT_ERRORS = (*CHAT_ERRORS, ErrorCode.BOT_NOT_STARTED, ErrorCode.BOT_BLO
 @operator_method("createBot", CreateBotSchema(), result=results.CreatedBot,
                  summary="Create a bot and its first token (shown only once)")
 def create_bot(conn, p):
-    bot, token = bots.create_bot(conn, p["username"], p.get("display_name"),
-                                 p.get("description"))
+    bot, token = bots.create_bot(conn, p["username"], display_name=p.get("display_name"),
+                                 description=p.get("description"))
     return {"bot": bot, "token": token}
 
 

@@ -9,7 +9,7 @@ from marshmallow import validate
 
 from botsvc import clock
 from botsvc.catalogue import results
-from botsvc.catalogue.validation import CursorField, Int, LimitField, Str, StrictSchema
+from botsvc.catalogue.validation import Bool, CursorField, Int, LimitField, Str, StrictSchema
 from botsvc.db import transaction
 from botsvc.domain import faults, installation, webhook_deliveries
 from botsvc.domain.bots import require_bot
@@ -34,6 +34,8 @@ class InjectFaultSchema(BotIdSchema):
 class WebhookDeliveriesSchema(BotIdSchema):
     limit = LimitField()
     cursor = CursorField()
+    detail = Bool(load_default=False, metadata={
+        "description": "add each attempt's request and response (headers and body, 4 KiB each)"})
 
 
 @operator_method("getClock", result=results.ClockReading,
@@ -83,4 +85,4 @@ def reset(conn, p):
 def get_webhook_deliveries(conn, p):
     require_bot(conn, p["bot_id"])
     return webhook_deliveries.deliveries_page(conn, p["bot_id"], p["limit"], p.get("cursor"),
-                                              clock.time())
+                                              clock.time(), detail=p["detail"])

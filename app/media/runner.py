@@ -170,6 +170,13 @@ def run_tool(
     except OSError as exc:
         log.warning("media tool %s could not start: %s", dependency, exc)
         raise dependency_unavailable(dependency, f"{dependency} could not be started") from None
+    result = _finish(proc, dependency, timeout)
+    _check_ran(result, dependency)
+    return result
+
+
+def _finish(proc: subprocess.Popen, dependency: str, timeout: float) -> ToolResult:
+    """The tool's exit and output, or DEPENDENCY_UNAVAILABLE at its time limit."""
     started = time.monotonic()
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -183,22 +190,27 @@ def run_tool(
         ) from None
     finally:
         metrics.media_tool(dependency, time.monotonic() - started)
-    result = ToolResult(proc.returncode, stdout, stderr)
-    if proc.returncode in (126, 127):
+    return ToolResult(proc.returncode, stdout, stderr)
+
+
+def _check_ran(result: ToolResult, dependency: str) -> None:
+    """Raise when the tool never really ran or crashed: that is the tool's
+    fault (503), whatever the input was."""
+    if result.returncode in (126, 127):
         # The codes of the dynamic loader and of prlimit's exec: a library is
         # missing or, under a too small RLIMIT_AS, cannot be mapped, or the
         # program cannot be executed. None of our tools uses them.
         raise tool_failed(dependency, result, "it could not be loaded")
     for wrapper in ("setpriv", "prlimit"):
-        if proc.returncode != 0 and stderr.startswith(wrapper.encode() + b": "):
+        if result.returncode != 0 and result.stderr.startswith(wrapper.encode() + b": "):
             # The wrapper itself failed (it could not set a limit): the tool never ran.
             raise tool_failed(wrapper, result, "the limits could not be applied")
-    if proc.returncode < 0:
+    if result.returncode < 0:
         log.warning(
-            "media tool %s killed by signal %d: %s", dependency, -proc.returncode, result.stderr_tail()
+            "media tool %s killed by signal %d: %s", dependency, -result.returncode,
+            result.stderr_tail()
         )
         raise dependency_unavailable(dependency, f"{dependency} crashed")
-    return result
 
 
 def tool_failed(dependency: str, result: ToolResult, what: str):

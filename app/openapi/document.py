@@ -18,8 +18,9 @@ from apispec.ext.marshmallow.common import resolve_schema_cls
 from botsvc.api.dispatch import PIPELINE_ERRORS
 from botsvc.api.registry import METHODS
 from botsvc.catalogue.entry import Catalogue, Method
+from botsvc.catalogue.markup import ButtonSchema
 from botsvc.catalogue.results import MEMBERSHIP_STATUSES
-from botsvc.catalogue.validation import ButtonSchema, FilePart
+from botsvc.catalogue.validation import FilePart
 from botsvc.contract import FILE_KINDS, MEDIA_TYPES, PARSE_MODES
 from botsvc.domain import faults
 from botsvc.errors import ErrorCode, Reason

@@ -17,8 +17,8 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from botsvc import disk, metrics
 from botsvc.auth import bearer_token
 from botsvc.clock import machine_time, now
+from botsvc.contract import RETENTION_SECONDS
 from botsvc.db import get_db
-from botsvc.domain.updates import RETENTION_SECONDS
 from botsvc.errors import ApiError, ErrorCode
 from botsvc.jobs.health import job_health
 

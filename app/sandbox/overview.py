@@ -59,11 +59,11 @@ def preview(message: dict | None) -> str:
 
 def users(conn: sqlite3.Connection, limit: int) -> list[dict]:
     """The newest ``limit`` users, oldest first."""
-    return bots.list_users(conn, limit)
+    return bots.list_users(conn, limit=limit)
 
 
 def find_user(conn: sqlite3.Connection, user_id: int) -> dict | None:
-    return next(iter(bots.list_users(conn, 1, user_id)), None)
+    return next(iter(bots.list_users(conn, limit=1, user_id=user_id)), None)
 
 
 def find_bot(conn: sqlite3.Connection, bot_id: int) -> dict | None:

@@ -4,7 +4,7 @@ check, gunicorn with 2 workers, each with its scheduler), on a free loopback
 port and a data dir of its own (without the system's ClamAV signatures,
 ``botsvc serve`` scans with the offline test database, which detects only
 the EICAR test file). The pytest plugin's session server, and the project's
-own tests and benchmarks (tests/support/servers.py adds their defaults).
+own tests and benchmarks (devkit/servers.py adds their defaults).
 
 For a bot's tests it turns on the testing tools and lets webhooks reach
 local receivers; ``env`` may say otherwise. The server runs in its own

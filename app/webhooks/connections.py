@@ -18,16 +18,27 @@ next delivery, under rules that keep every per-delivery guarantee:
   kept per process (the least recently used goes first);
 - a connection the receiver closed meanwhile is noticed before it is used
   (its socket reads as readable: EOF or stray bytes) and replaced.
+
+New connections are opened here too (``open_pinned``): urllib3's connection
+classes used directly, no pool manager and no ProxyManager, so
+HTTPS_PROXY/HTTP_PROXY from the environment play no part (a proxy would
+resolve the name again, out of our sight).
 """
 from __future__ import annotations
 
+import functools
 import socket
+import ssl
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from urllib3.connection import HTTPConnection
+import certifi
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.util.ssl_ import create_urllib3_context
+
+from botsvc.webhooks.deadlines import Deadline
 
 # Receivers close idle connections themselves after 5 s (Node, uvicorn) to
 # 75 s (nginx); a kept one that the receiver closed first is noticed and
@@ -128,3 +139,57 @@ class KeptConnections:
     def __len__(self) -> int:
         with self._lock:
             return len(self._kept)
+
+
+class _WatchedMixin:
+    """Hands the new TCP socket's duplicate to the attempt's deadline."""
+    pinned: PinnedConnection
+    deadline: Deadline
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()  # type: ignore[misc]
+        self.pinned.watch = sock.dup()
+        self.deadline.attach(self.pinned.watch)
+        return sock
+
+
+class _PinnedHTTPSConnection(_WatchedMixin, HTTPSConnection):
+    pass
+
+
+class _PinnedHTTPConnection(_WatchedMixin, HTTPConnection):
+    pass
+
+
+@functools.lru_cache(maxsize=8)
+def _tls_context(ca_certs: str, extra_ca_data: str | None) -> ssl.SSLContext:
+    """One context per trust configuration, shared by all attempts: parsing
+    certifi's bundle costs tens of milliseconds, more than the rest of an
+    attempt to a nearby receiver. Verification stays on: urllib3 matches the
+    certificate against ``assert_hostname`` (the name, not the pinned IP)."""
+    context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED)
+    context.check_hostname = False   # urllib3 does it, for the name we pinned
+    context.load_verify_locations(cafile=ca_certs, cadata=extra_ca_data)
+    return context
+
+
+def open_pinned(route: Route, seconds: float) -> PinnedConnection:
+    """A new, not yet connected connection to ``route`` (it connects in the
+    attempt's exchange, under the attempt's deadline)."""
+    if route.scheme == "https":
+        ca_certs, extra_ca_data = route.trust
+        conn: HTTPConnection = _PinnedHTTPSConnection(
+            host=route.address,
+            port=route.port,
+            timeout=seconds,
+            server_hostname=route.tls_host,
+            assert_hostname=route.tls_host,
+            cert_reqs="CERT_REQUIRED",
+            # extra_ca_data is trusted beside ca_certs, not instead
+            ssl_context=_tls_context(ca_certs or certifi.where(), extra_ca_data),
+        )
+    else:
+        conn = _PinnedHTTPConnection(host=route.address, port=route.port, timeout=seconds)
+    pinned = PinnedConnection(route, conn)
+    conn.pinned = pinned
+    return pinned

@@ -14,7 +14,8 @@ receiver that hangs holds one slot for at most the 10 s deadline and delays no
 other bot.
 
 Each attempt is also recorded for getWebhookDeliveries (when it started on
-the service clock, how long it took, the status or error).
+the service clock, how long it took, the status or error, and the request
+and response, bounded and redacted by ``exchange.py``).
 
 Tests substitute ``resolver`` (DNS) and ``ATTEMPT_TIMEOUT``; time is the
 service clock (``botsvc.clock``), which they move through ``clock.machine_clock``.
@@ -56,6 +57,13 @@ def _extra_ca_data(path: str | None) -> str | None:
         return None
     with open(path, encoding="ascii") as fh:
         return fh.read()
+
+
+def _options(settings: Settings) -> transport.DeliveryOptions:
+    """Read at each attempt: tests substitute ``resolver`` and ``ATTEMPT_TIMEOUT``."""
+    return transport.DeliveryOptions(
+        allow_private=settings.webhook_allow_private, resolve=resolver, timeout=ATTEMPT_TIMEOUT,
+        extra_ca_data=_extra_ca_data(settings.webhook_ca_bundle))
 
 
 class _Entry:
@@ -196,10 +204,7 @@ class Deliverer:
     def _attempt(self, conn, claim: Claim) -> Claim | None:
         started_at, started = clock.now(), time.monotonic()
         result, keep = transport.deliver_kept(
-            claim.url, claim.body, claim.secret_token,
-            allow_private=self.settings.webhook_allow_private, resolve=resolver,
-            timeout=ATTEMPT_TIMEOUT,
-            extra_ca_data=_extra_ca_data(self.settings.webhook_ca_bundle),
+            claim.url, claim.body, claim.secret_token, _options(self.settings),
             kept=self.kept.take(claim.bot_id, claim.generation))
         self.kept.give(claim.bot_id, claim.generation, keep)
         if not result.ok:
@@ -207,7 +212,8 @@ class Deliverer:
             # secret_token is logged; the error names the host at most.
             log.info("webhook delivery of update %d to bot %d failed: %s",
                      claim.update_id, claim.bot_id, result.error)
-        attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status)
+        attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status,
+                          result.request, result.response)
         following = self.recorder.record(conn, Outcome(claim, result.ok, result.error, attempt))
         metrics.webhook_attempt(result.ok)
         return following

@@ -17,8 +17,8 @@ from botsvc.domain import messages
 from botsvc.domain.chats import require_active_chat
 from botsvc.errors import invalid
 from botsvc.jobs import run_job
+from devkit.members import add_members
 from tests.support.contract import BotClient, Operator
-from tests.support.members import add_members
 
 DELIVER = "deliver_due_broadcasts"
 

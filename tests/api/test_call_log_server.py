@@ -13,7 +13,7 @@ import requests
 
 from botsvc.domain.call_log import BODY_MAX_BYTES
 from botsvc.jsontext import dumps
-from tests.support.servers import running_server
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from marshmallow import ValidationError
 
-from botsvc.catalogue.validation import check_total_buttons
+from botsvc.catalogue.markup import check_total_buttons
 from botsvc.db import connect, transaction
 from botsvc.domain.sending import send_text
 

@@ -8,8 +8,8 @@ import time
 import pytest
 import requests
 
-from tests.support.members import add_members
-from tests.support.servers import suite_server
+from devkit.members import add_members
+from devkit.servers import suite_server
 
 MEMBERS = 2000
 

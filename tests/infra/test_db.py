@@ -12,7 +12,7 @@ import pytest
 
 from botsvc.db import BUSY_TIMEOUT_MS, WriteLockBusy, connect, transaction
 from botsvc.migrations import migrate, migration_files
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 ROOT = str(REPO)
 

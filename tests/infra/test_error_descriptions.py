@@ -9,7 +9,7 @@ import re
 
 from botsvc.errors import Reason
 from botsvc.media import pdf
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 APP = REPO / "app"
 PDF_INSPECTOR = APP / "media" / "pdf_inspect.py"

@@ -18,8 +18,8 @@ import requests
 
 from botsvc.media import build_test_signature_db
 from botsvc.testkit.server import LocalServer
+from devkit.servers import suite_server
 from tests.support.cli import botsvc
-from tests.support.servers import suite_server
 from tests.support.small_disk import fill, small_tmpfs
 
 pytestmark = pytest.mark.server

@@ -5,6 +5,8 @@ failing or stuck job from a healthy one."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 import time
 
@@ -14,7 +16,7 @@ from botsvc import clock
 from botsvc.jobs import Job, actions, records, run_job, scheduler
 from botsvc.jobs.health import job_health, stuck_after
 from botsvc.jobs.schedule import JOBS
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 APP_DIR = REPO / "app"
 
@@ -59,6 +61,17 @@ def test_every_listed_job_has_one_action_where_its_work_lives_and_nothing_else_s
                if re.search(r"^\s*(from|import) apscheduler", path.read_text(), re.MULTILINE)
                and path.parent.name != "jobs"]
     assert outside == []
+
+
+def test_the_app_factory_alone_registers_every_action():
+    """What a worker imports registers every job's work (the suite's own
+    imports could hide a module that only a test imports)."""
+    code = ("import botsvc.factory; from botsvc.jobs import actions; "
+            "from botsvc.jobs.schedule import JOBS; "
+            "print(actions.missing([job.name for job in JOBS]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr[-2000:]
 
 
 def test_the_start_up_job_runs_and_is_recorded_when_the_app_starts(app, db):

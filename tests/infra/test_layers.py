@@ -2,17 +2,26 @@
 contracts in setup.cfg pass, no two rooms of app/ import each other in a
 circle (an import inside a function counts), an import of the project
 placed inside a function says why on its line, and nothing imports the
-folder by its name ``app`` (it installs as ``botsvc``)."""
+folder by its name ``app`` (it installs as ``botsvc``).
+
+The trees around it hold too: scripts/ and tests/ never import each other
+(what both need is in devkit/, which imports neither, and app/ imports none
+of the three); no two modules of scripts/ and devkit/ import each other in
+a circle, and their imports of the project inside a function say why."""
 from __future__ import annotations
 
 import ast
+import configparser
+import functools
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 APP = REPO / "app"
+TREES = ("scripts", "devkit")   # checked module by module, besides app/'s rooms
 
 
 def test_the_import_linter_contracts_hold():
@@ -23,9 +32,15 @@ def test_the_import_linter_contracts_hold():
     assert "0 broken" in done.stdout
 
 
-def _imports(path: Path):
+@functools.cache
+def _imports(path: Path) -> list[tuple[str, int, bool]]:
     """(imported module, line, inside a function) for every import in ``path``,
-    relative imports resolved."""
+    relative imports resolved; parsed once per session (several checks read
+    the same files)."""
+    return list(_parse_imports(path))
+
+
+def _parse_imports(path: Path):
     parts = path.relative_to(REPO).with_suffix("").parts[:-1]
     if parts[:1] == ("app",):   # the folder app/ is the package botsvc
         parts = ("botsvc", *parts[1:])
@@ -60,6 +75,35 @@ def _rooms():
             or (p.is_dir() and (p / "__init__.py").exists())}
 
 
+def _circles(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The pairs of nodes that reach each other."""
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(edges.get(node, ()))
+        return False
+
+    return sorted({tuple(sorted((a, b))) for a in edges for b in edges[a] if reaches(b, a)})
+
+
+def _tree_modules() -> dict[str, Path]:
+    """Every module of scripts/ and devkit/ by its dotted name."""
+    return {".".join(path.relative_to(REPO).with_suffix("").parts): path
+            for tree in TREES for path in (REPO / tree).glob("*.py")}
+
+
+def _imported_module(name: str, modules) -> str | None:
+    """The module of ``modules`` that ``name`` (a module or a name in one) is."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
 def test_no_two_rooms_of_app_import_each_other_in_a_circle():
     rooms = _rooms()
     edges: dict[str, set[str]] = {room: set() for room in rooms}
@@ -72,19 +116,7 @@ def test_no_two_rooms_of_app_import_each_other_in_a_circle():
             if there in rooms and there != here:
                 edges[here].add(there)
 
-    def reaches(start: str, goal: str) -> bool:
-        seen, todo = set(), [start]
-        while todo:
-            room = todo.pop()
-            if room == goal:
-                return True
-            if room not in seen:
-                seen.add(room)
-                todo.extend(edges[room])
-        return False
-
-    circles = sorted({tuple(sorted((a, b))) for a in rooms for b in edges[a] if reaches(b, a)})
-    assert circles == []
+    assert _circles(edges) == []
 
 
 def test_an_import_of_the_project_inside_a_function_says_why():
@@ -104,8 +136,81 @@ def test_nothing_imports_the_folder_as_app():
     settings object): no module of the project, its tests or its scripts
     names ``app`` as a package."""
     sources = [*APP.rglob("*.py"), *(REPO / "tests").rglob("*.py"),
-               *(REPO / "scripts").rglob("*.py"), REPO / "wsgi.py", REPO / "setup.py"]
+               *(REPO / "scripts").rglob("*.py"), *(REPO / "devkit").rglob("*.py"),
+               REPO / "wsgi.py", REPO / "setup.py"]
     stale = [f"{path.relative_to(REPO)}:{line}" for path in sources
              for module, line, _ in _imports(path)
              if module == "app" or module.startswith("app.")]
     assert stale == []
+
+
+def test_no_two_modules_of_scripts_and_devkit_import_each_other_in_a_circle():
+    modules = _tree_modules()
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for imported, _line, _late in _imports(path):
+            there = _imported_module(imported, modules)
+            if there is not None and there != name and there != name.partition(".")[0]:
+                edges[name].add(there)
+    assert _circles(edges) == []
+
+
+def test_an_import_of_the_project_inside_a_function_of_scripts_or_devkit_says_why():
+    unexplained = []
+    for path in _tree_modules().values():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for module, line, late in _imports(path):
+            if (late and module.split(".")[0] in ("botsvc", "devkit", "scripts", "tests")
+                    and "#" not in lines[line - 1]):
+                unexplained.append(f"{path.relative_to(REPO)}:{line}")
+    assert sorted(set(unexplained)) == []
+
+
+FORBIDDEN = {
+    "app": ("tests", "scripts", "devkit"),   # the package stands alone
+    "devkit": ("tests", "scripts"),          # shared by both, so it reaches into neither
+    "scripts": ("tests",),
+    "tests": ("scripts",),
+}
+
+
+def test_scripts_and_tests_never_import_each_other():
+    reached = []
+    for tree, forbidden in FORBIDDEN.items():
+        for path in (REPO / tree).rglob("*.py"):
+            for module, line, _late in _imports(path):
+                if module.split(".")[0] in forbidden:
+                    reached.append(f"{path.relative_to(REPO)}:{line} imports {module}")
+    assert sorted(set(reached)) == []
+
+
+def _contracts() -> dict[str, list[str]]:
+    """Each layers contract of setup.cfg: its container and its rooms, top down."""
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    found = {}
+    for section in config.sections():
+        if section.startswith("importlinter:contract:") and config[section]["type"] == "layers":
+            rooms = [room.strip() for line in config[section]["layers"].strip().splitlines()
+                     for room in line.split("|")]
+            found[config[section]["containers"].strip()] = rooms
+    return found
+
+
+def test_developing_names_the_rooms_of_the_contract_in_its_order():
+    """DEVELOPING.md's table of the layers says why; setup.cfg is the list. The
+    table names the same rooms in the same order (the rooms of an inner
+    contract, such as the catalogue's, in their own order)."""
+    text = (REPO / "docs" / "DEVELOPING.md").read_text(encoding="utf-8")
+    table = text[text.index("| Layer (top down) | Rooms |"):]
+    table = table[:table.index("\n\n")]
+    named = [name for line in table.splitlines()[2:]
+             for name in re.findall(r"`([a-z_]+)`", line.split("|")[2])]
+    assert named
+    contracts = _contracts()
+    outer = contracts.pop("botsvc")
+    assert [name for name in named if name in outer] == outer
+    for container, inner in contracts.items():
+        room = container.removeprefix("botsvc.")
+        assert [name for name in named if name in inner] == inner, room
+    assert set(named) == set(outer).union(*contracts.values())

@@ -16,7 +16,7 @@ import pytest
 from botsvc.db import connect
 from botsvc.migrations import DatabaseNewerThanCode, migrate, migration_files
 from botsvc.testkit.server import free_port
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 ROOT = str(REPO)
 

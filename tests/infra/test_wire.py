@@ -15,8 +15,8 @@ import time
 import pytest
 import requests
 
-from tests.support.owners import children, cpu_seconds, resident_bytes
-from tests.support.servers import running_server
+from devkit.owners import children, cpu_seconds, resident_bytes
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -14,9 +14,9 @@ import pytest
 from botsvc import idempotency, owner
 from botsvc.db import connect
 from botsvc.domain import files
+from devkit.owners import dead_owner
 from tests.support.contract import assert_failure
 from tests.support.media_files import bot_on, multipart
-from tests.support.owners import dead_owner
 
 KEY = "upload-order-7"
 NAME = "p.png"

@@ -15,9 +15,9 @@ import pytest
 import requests
 
 from botsvc import owner
+from devkit.owners import processes
+from devkit.servers import running_server
 from tests.support.media_files import run_ffmpeg
-from tests.support.owners import processes
-from tests.support.servers import running_server
 
 pytestmark = pytest.mark.server
 KEY = "crash-upload-1"

@@ -11,7 +11,7 @@ import pytest
 
 from botsvc.media import check_dependencies, needs_offline_database, signatures
 from botsvc.media.signatures import DB_FILE, eicar_bytes, has_signatures
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 CLEAN_TEXT = b"nothing to see here\n"
 

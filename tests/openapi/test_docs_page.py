@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
+from devkit.servers import running_server
 from tests.support.conformance import document
-from tests.support.servers import running_server
 
 
 @pytest.mark.server

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from scripts.fuzz import fuzz
-from tests.support.servers import running_server
+from devkit.fuzz import fuzz
+from devkit.servers import running_server
 
 MAX_EXAMPLES = 25
 SEED = 20261124

@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 ROOT = REPO
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import botsvc.api  # noqa: F401  (importing the groups registers their methods)
+from botsvc.api.registry import METHODS
 from botsvc.jobs import JOBS
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
@@ -177,3 +179,19 @@ def test_the_jobs_table_names_exactly_the_jobs_that_run():
     assert sorted(shown) == sorted(expected), (
         "docs/DEVELOPING.md's jobs table must list app/jobs/schedule.py's JOBS:\n"
         + "\n".join(f"| {' | '.join(row)} | ... |" for row in expected))
+
+
+def test_the_v2_recipe_names_each_groups_test_file():
+    """DEVELOPING.md's /v2 recipe sends a method's tests to its group's file:
+    the table names every group of the catalogue, each beside a file that
+    exists and tests at least one of that group's methods."""
+    text = (DOCS / "DEVELOPING.md").read_text(encoding="utf-8")
+    recipe = text.split("\n## Adding a /v2 method\n", 1)[1].split("\n## ", 1)[0]
+    table = dict(re.findall(r"^\s*\| `(\w+)\.py` \| `([\w/.]+)` \|$", recipe, re.MULTILINE))
+    groups: dict[str, set[str]] = {}
+    for name, method in METHODS.items():
+        groups.setdefault(method.group, set()).add(name)
+    assert sorted(table) == sorted(groups)
+    for group, test_file in table.items():
+        source = (REPO / test_file).read_text(encoding="utf-8")
+        assert any(f'"{name}"' in source for name in groups[group]), (group, test_file)

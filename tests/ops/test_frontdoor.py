@@ -12,9 +12,9 @@ import requests
 
 from botsvc.connection import request_head
 from botsvc.testkit.server import free_port
-from tests.support.frontdoor_process import running_frontdoor
-from tests.support.servers import running_server
-from tests.support.slow_clients import percentile, slow_client_flood, timed_get_me
+from devkit.frontdoor_process import running_frontdoor
+from devkit.servers import running_server
+from devkit.slow_clients import percentile, slow_client_flood, timed_get_me
 
 pytestmark = pytest.mark.server
 

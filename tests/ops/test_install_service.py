@@ -9,9 +9,9 @@ import pytest
 import trustme
 
 from botsvc.config import Settings
-from scripts.frontdoor import read_env_file
-from tests.support.frontdoor_process import nginx_test, write_configuration
-from tests.support.paths import REPO
+from devkit.frontdoor import read_env_file
+from devkit.frontdoor_process import nginx_test, write_configuration
+from devkit.paths import REPO
 
 ROOT = REPO
 SCRIPT = ROOT / "scripts" / "install-service"

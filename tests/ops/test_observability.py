@@ -19,9 +19,9 @@ from botsvc import media, metrics
 from botsvc.errors import UPLOAD_REASONS, Reason
 from botsvc.jobs import run_job
 from botsvc.routes import health
+from devkit.paths import REPO
 from tests.support.conformance import document
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_failure
-from tests.support.paths import REPO
 
 METRICS_TOKEN = "metrics-token-for-tests"
 FAMILIES = {  # the contract: every family and its labels

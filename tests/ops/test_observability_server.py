@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from botsvc.api.registry import METHODS
 from botsvc.errors import ErrorCode
-from tests.support.servers import suite_server
+from devkit.servers import suite_server
 
 pytestmark = pytest.mark.server
 

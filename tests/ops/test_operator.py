@@ -9,9 +9,9 @@ import subprocess
 
 import pytest
 
+from devkit.paths import REPO
 from tests.support.cli import botsvc
 from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
-from tests.support.paths import REPO
 
 ROOT = str(REPO)
 BOTSVC = os.path.join(ROOT, ".venv", "bin", "botsvc")

@@ -31,7 +31,7 @@ import requests
 
 from botsvc.media import needs_offline_database
 from botsvc.testkit.server import LocalServer
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 pytestmark = pytest.mark.server
 
@@ -215,7 +215,7 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "botsvc = botsvc.cli:main" in text and "botsvc = botsvc.testkit.plugin" in text
-    assert not any(name.startswith(("tests/", "scripts/", "migrations/")) for name in names)
+    assert not any(name.startswith(("tests/", "scripts/", "devkit/", "migrations/")) for name in names)
     # Any current Python: no upper bound that would shut out 3.12 or 3.13.
     (metadata,) = [name for name in names if name.endswith(".dist-info/METADATA")]
     assert "Requires-Python: >=3.11\n" in zipfile.ZipFile(wheel).read(metadata).decode()
@@ -263,7 +263,9 @@ def test_botsvc_serve_from_the_wheel(venv, tmp_path):
         assert "WARNING: NO REAL VIRUS SIGNATURES." in log
     schema = run([venv / "bin" / "botsvc", "migrate"], 60, cwd=tmp_path,
                  env=outside_env(BOTSVC_DATA_DIR=str(server.data_dir))).stdout
-    assert schema.startswith(f"schema version {len(MIGRATIONS)} at ")
+    # The newest file's number (numbers are given out per piece of work, so
+    # one may be missing while another lands; the count would not say it).
+    assert schema.startswith(f"schema version {int(MIGRATIONS[-1][:4])} at ")
 
 
 def test_a_bot_project_with_its_own_app_package_passes_with_the_plugin(venv, tmp_path):

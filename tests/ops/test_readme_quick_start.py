@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from botsvc.testkit.server import free_port, stop_process_group
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 README = REPO / "README.md"
 DEFAULT_ADDRESS = "127.0.0.1:8080"

@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from tests.support.servers import running_server
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -1,7 +1,7 @@
 import pytest
 import requests
 
-from tests.support.servers import running_server
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

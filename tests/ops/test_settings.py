@@ -14,7 +14,7 @@ import pytest
 
 from botsvc.config import SettingError, Settings
 from botsvc.media import MediaConfig
-from tests.support.paths import REPO
+from devkit.paths import REPO
 
 BIN = pathlib.Path(sys.executable).parent
 

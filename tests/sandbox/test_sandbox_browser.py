@@ -35,9 +35,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from devkit.paths import REPO
+from devkit.servers import running_server
 from tests.support.media_files import Samples
-from tests.support.paths import REPO
-from tests.support.servers import running_server
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from botsvc.sandbox import CSP
+from devkit.paths import REPO
 from tests.support.contract import ADMIN_TOKEN, BotClient
-from tests.support.paths import REPO
 
 STATIC = REPO / "app" / "sandbox" / "static"
 TEMPLATES = REPO / "app" / "sandbox" / "templates" / "sandbox"

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from botsvc.domain import signin_throttle as throttle
-from tests.support.servers import running_server
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')

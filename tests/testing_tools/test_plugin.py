@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from botsvc.testkit.server import LocalServer
-from tests.support.servers import running_server
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -13,8 +13,8 @@ import pytest
 import requests
 
 from botsvc.testkit.client import BotApi, BotsvcError, OperatorClient
-from tests.support.servers import running_server
-from tests.webhooks.support import Receiver
+from devkit.receivers import Receiver
+from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 SECRET = "server-test-secret-token"

@@ -16,7 +16,8 @@ import urllib3.util.connection
 
 from botsvc.jobs import DELIVER_WEBHOOKS, run_job
 from botsvc.webhooks import delivery
-from tests.webhooks.support import HOST, SECRET, Receiver, answer
+from devkit.receivers import Receiver, answer
+from tests.webhooks.support import HOST, SECRET
 
 HOOK_HOST = "hooks.example.test"
 

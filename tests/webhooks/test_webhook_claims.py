@@ -14,7 +14,8 @@ from botsvc.domain import webhooks
 from botsvc.jobs import DELIVER_WEBHOOKS, Job, scheduler
 from botsvc.webhooks import delivery
 from botsvc.webhooks.delivery import deliver_due_webhooks
-from tests.webhooks.support import HOST, SECRET, hold, received_ids, statuses
+from devkit.receivers import hold, statuses
+from tests.webhooks.support import HOST, SECRET, received_ids
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from botsvc.db import thread_connection
 from botsvc.domain import installation, webhooks
 from botsvc.jobs import run_job
 from botsvc.webhooks import delivery
+from devkit.receivers import answer, statuses
 from tests.support.contract import assert_invalid
-from tests.webhooks.support import HOST, SECRET, answer, statuses
+from tests.webhooks.support import HOST, SECRET
 
 
 @pytest.fixture

@@ -10,15 +10,8 @@ import pytest
 
 from botsvc.domain import webhooks
 from botsvc.webhooks import delivery
-from tests.webhooks.support import (
-    HOST,
-    PUBLIC,
-    SECRET,
-    hang,
-    next_attempt_at,
-    received_ids,
-    statuses,
-)
+from devkit.receivers import hang, statuses
+from tests.webhooks.support import HOST, PUBLIC, SECRET, next_attempt_at, received_ids
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 
 from botsvc import metrics
-from tests.webhooks.support import statuses
+from devkit.receivers import statuses
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from tests.support.servers import running_server
-from tests.webhooks.support import SECRET, statuses
+from devkit.receivers import statuses
+from devkit.servers import running_server
+from tests.webhooks.support import SECRET
 
 pytestmark = pytest.mark.server
 

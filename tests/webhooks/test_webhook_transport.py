@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from botsvc.webhooks.transport import DeliveryResult, deliver
+from botsvc.webhooks.transport import DeliveryOptions, DeliveryResult, deliver
 from botsvc.webhooks.urls import validate_webhook_url
 
 HOST = "hooks.example.test"
@@ -21,8 +21,8 @@ def local(fake_resolver):
 
 
 def send(url, *, resolve, ca_file, allow_private=True, timeout=5.0, secret=SECRET) -> DeliveryResult:
-    result = deliver(url, BODY, secret, allow_private=allow_private, resolve=resolve,
-                     timeout=timeout, ca_certs=ca_file)
+    result = deliver(url, BODY, secret, DeliveryOptions(allow_private=allow_private, resolve=resolve,
+                     timeout=timeout, ca_certs=ca_file))
     assert isinstance(result, DeliveryResult)
     if result.error is not None:
         assert SECRET not in result.error
@@ -62,8 +62,8 @@ def test_certificate_for_another_name_fails(make_receiver, local, ca_file):
 def test_certificate_from_an_untrusted_ca_fails(make_receiver, local):
     receiver = make_receiver()
     # Default trust store (certifi) does not know the test CA.
-    result = deliver(f"https://{HOST}:{receiver.port}/", BODY, SECRET, allow_private=True,
-                     resolve=local, timeout=5.0)
+    result = deliver(f"https://{HOST}:{receiver.port}/", BODY, SECRET, DeliveryOptions(allow_private=True,
+                     resolve=local, timeout=5.0))
     assert result.ok is False and "certificate" in result.error
     assert receiver.requests == []
 
@@ -201,7 +201,7 @@ def test_dns_rebinding_between_validation_and_delivery_is_refused(fake_resolver,
     resolve = fake_resolver({"hooks.example.com": ["93.184.216.34"]},
                             {"hooks.example.com": ["127.0.0.1"]})
     url = validate_webhook_url("https://hooks.example.com/hook", allow_private=False, resolve=resolve)
-    result = deliver(url, BODY, SECRET, allow_private=False, resolve=resolve)
+    result = deliver(url, BODY, SECRET, DeliveryOptions(allow_private=False, resolve=resolve))
     assert result.ok is False and result.status is None
     assert result.error == "the host name hooks.example.com resolves to an address that is not publicly routable"
     assert resolve.calls == [("hooks.example.com", 443), ("hooks.example.com", 443)]
@@ -216,20 +216,20 @@ def test_dns_rebinding_between_validation_and_delivery_is_refused(fake_resolver,
 ])
 def test_mixed_public_and_private_answers_are_refused_at_delivery(answers, fake_resolver, connections):
     resolve = fake_resolver({"hooks.example.com": answers})
-    result = deliver("https://hooks.example.com/hook", BODY, SECRET, allow_private=False, resolve=resolve)
+    result = deliver("https://hooks.example.com/hook", BODY, SECRET, DeliveryOptions(allow_private=False, resolve=resolve))
     assert result.ok is False and "not publicly routable" in result.error
     assert connections == []
 
 
 def test_unresolvable_name_at_delivery(fake_resolver, connections):
-    result = deliver("https://gone.example.com/", BODY, SECRET, allow_private=False, resolve=fake_resolver({}))
+    result = deliver("https://gone.example.com/", BODY, SECRET, DeliveryOptions(allow_private=False, resolve=fake_resolver({})))
     assert result == DeliveryResult(False, None, "the host name gone.example.com could not be resolved")
     assert connections == []
 
 
 def test_private_mode_still_refuses_metadata_address_at_delivery(fake_resolver, connections):
     resolve = fake_resolver({HOST: ["169.254.169.254"]})
-    result = deliver(f"http://{HOST}:8080/", BODY, SECRET, allow_private=True, resolve=resolve)
+    result = deliver(f"http://{HOST}:8080/", BODY, SECRET, DeliveryOptions(allow_private=True, resolve=resolve))
     assert result.ok is False and "not publicly routable" in result.error
     assert connections == []
 
@@ -244,7 +244,7 @@ def test_private_mode_still_refuses_metadata_address_at_delivery(fake_resolver, 
 ])
 def test_delivery_reparses_the_stored_url(url, fake_resolver, connections):
     resolve = fake_resolver({"hooks.example.com": ["93.184.216.34"]})
-    result = deliver(url, BODY, SECRET, allow_private=False, resolve=resolve)
+    result = deliver(url, BODY, SECRET, DeliveryOptions(allow_private=False, resolve=resolve))
     assert result.ok is False and result.error.startswith("the webhook URL is not valid: ")
     assert resolve.calls == [] and connections == []
 
@@ -252,6 +252,6 @@ def test_delivery_reparses_the_stored_url(url, fake_resolver, connections):
 @pytest.mark.parametrize("secret", ["short", "has space in it 123", "ok_token_1234567\r\nX-Evil: 1", "é" * 20])
 def test_bad_secret_is_refused_without_connecting(secret, fake_resolver, connections):
     resolve = fake_resolver({"hooks.example.com": ["93.184.216.34"]})
-    result = deliver("https://hooks.example.com/", BODY, secret, allow_private=False, resolve=resolve)
+    result = deliver("https://hooks.example.com/", BODY, secret, DeliveryOptions(allow_private=False, resolve=resolve))
     assert result == DeliveryResult(False, None, "the webhook secret_token is not valid")
     assert connections == []

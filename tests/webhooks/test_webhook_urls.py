@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from botsvc.errors import ApiError, ErrorCode
-from botsvc.webhooks.transport import deliver
+from botsvc.webhooks.transport import DeliveryOptions, deliver
 from botsvc.webhooks.urls import parse_webhook_url, validate_webhook_url
 
 PUBLIC = {
@@ -212,8 +212,8 @@ def test_a_name_that_does_not_resolve_is_accepted_and_refused_at_delivery(answer
     resolver = CountingResolver({} if answers is None else {"nx.example.com": answers})
     assert validate_webhook_url("https://nx.example.com/hook", allow_private=False,
                                 resolve=resolver) == "https://nx.example.com/hook"
-    result = deliver("https://nx.example.com/hook", b"{}", "s" * 16, allow_private=False,
-                     resolve=resolver)
+    result = deliver("https://nx.example.com/hook", b"{}", "s" * 16, DeliveryOptions(allow_private=False,
+                     resolve=resolver))
     assert result.ok is False and result.status is None
     assert "could not be resolved" in result.error
 

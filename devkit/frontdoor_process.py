@@ -21,7 +21,7 @@ import requests
 
 from botsvc.config import Settings
 from botsvc.testkit.server import free_port, stop_process_group
-from scripts.frontdoor import FrontDoor, render
+from devkit.frontdoor import FrontDoor, render
 
 START_TIMEOUT_SECONDS = 20.0
 MAIN_CONTEXT = """\

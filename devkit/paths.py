@@ -1,0 +1,4 @@
+"""Where the checkout is, for code that runs its scripts or reads its files."""
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]

@@ -9,6 +9,11 @@
   that an installed botsvc (a wheel, ``pip install git+...``) finds its schema.
   botsvc/migrations.py reads them there, or from ``migrations/`` in a checkout.
 
+- The development kit, ``app/devkit/`` (``botsvc.devkit``: servers with the
+  suite's defaults, webhook receivers, slow clients, the nginx front door),
+  is shared by tests/ and scripts/ so that neither reaches into the other;
+  a checkout imports it, the wheel leaves it out.
+
 Everything else is in setup.cfg.
 """
 from setuptools import find_packages, setup
@@ -16,7 +21,12 @@ from setuptools import find_packages, setup
 CODE = "app"        # the folder
 PACKAGE = "botsvc"  # its import name
 
-packages = [PACKAGE + name[len(CODE):] for name in find_packages(include=[CODE, CODE + ".*"])]
+# The development kit (app/devkit/: what the test suite and scripts/ both
+# run) is for a checkout only; the wheel leaves it out.
+DEVELOPMENT_ONLY = [f"{CODE}.devkit", f"{CODE}.devkit.*"]
+
+packages = [PACKAGE + name[len(CODE):]
+            for name in find_packages(include=[CODE, CODE + ".*"], exclude=DEVELOPMENT_ONLY)]
 
 setup(
     packages=[*packages, f"{PACKAGE}.sql_migrations"],

@@ -16,8 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from devkit.paths import REPO
-from devkit.servers import running_server
+from botsvc.devkit.paths import REPO
+from botsvc.devkit.servers import running_server
 from scripts import (
     bench_broadcast,
     bench_frontdoor,

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import requests
 
+from botsvc.devkit.members import add_members
+from botsvc.devkit.servers import running_server
 from botsvc.testkit.server import LocalServer
-from devkit.members import add_members
-from devkit.servers import running_server
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
 from scripts.measure import median, percentile
 

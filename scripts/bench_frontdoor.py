@@ -19,10 +19,10 @@ from pathlib import Path
 
 import requests
 
-from devkit.frontdoor_process import running_frontdoor
-from devkit.owners import children, cpu_seconds, resident_bytes
-from devkit.servers import running_server
-from devkit.slow_clients import percentile, slow_client_flood, timed_get_me
+from botsvc.devkit.frontdoor_process import running_frontdoor
+from botsvc.devkit.owners import children, cpu_seconds, resident_bytes
+from botsvc.devkit.servers import running_server
+from botsvc.devkit.slow_clients import percentile, slow_client_flood, timed_get_me
 
 MiB = 1024 * 1024
 HEADS = {

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 BASELINE_COMMIT = "8b9f1aec3f403c1e743315cf646c3b786adaab04"
 CACHE = REPO / ".bench-cache"

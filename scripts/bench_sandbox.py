@@ -20,9 +20,9 @@ import requests
 
 from botsvc.config import DATABASE_FILE
 from botsvc.db import connect, transaction
+from botsvc.devkit.servers import running_server
 from botsvc.domain import bots, chats, messages
 from botsvc.migrations import migrate
-from devkit.servers import running_server
 from scripts.measure import median
 
 SIZES = (10, 10_000)

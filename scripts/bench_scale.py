@@ -19,8 +19,8 @@ from pathlib import Path
 
 import requests
 
+from botsvc.devkit.servers import suite_server
 from botsvc.pagination import ScopedIntCursor
-from devkit.servers import suite_server
 from scripts import scale_data
 from scripts.measure import percentile
 from scripts.scale_data import MEASURED_BOT, PENDING_BOT, Shape, token

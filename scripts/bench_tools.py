@@ -15,9 +15,9 @@ from pathlib import Path
 
 import requests
 
+from botsvc.devkit.receivers import Receiver
+from botsvc.devkit.servers import running_server
 from botsvc.testkit.client import BotApi, OperatorClient
-from devkit.receivers import Receiver
-from devkit.servers import running_server
 from scripts.measure import median
 
 

@@ -34,8 +34,8 @@ from pathlib import Path
 import requests
 import trustme
 
+from botsvc.devkit.servers import running_server
 from botsvc.testkit.server import LocalServer
-from devkit.servers import running_server
 from scripts.bench_baseline import baseline_argv, baseline_tree, describe
 from scripts.measure import NO_LIMITS, median, percentile
 

@@ -17,7 +17,7 @@ if __package__ in (None, ""):   # run as a file: the checkout's packages are imp
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from botsvc.config import Settings  # noqa: E402
-from devkit.frontdoor import FrontDoor, read_env_file, render  # noqa: E402
+from botsvc.devkit.frontdoor import FrontDoor, read_env_file, render  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,8 +20,8 @@ import random
 import sys
 import tempfile
 
-from devkit.fuzz import fuzz
-from devkit.servers import running_server
+from botsvc.devkit.fuzz import fuzz
+from botsvc.devkit.servers import running_server
 
 
 def main(argv: list[str]) -> int:

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import tempfile
 
-from devkit.slow_clients import percentile
+from botsvc.devkit.slow_clients import percentile
 
 NO_LIMITS = dict(BOTSVC_RATE_API_PER_SEC=0, BOTSVC_RATE_SENDS_PER_SEC=0,
                  BOTSVC_RATE_UPLOADS_PER_MIN=0, BOTSVC_RATE_BROADCASTS_PER_MIN=0)

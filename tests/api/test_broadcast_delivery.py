@@ -12,12 +12,12 @@ from botsvc.api import broadcast_delivery
 from botsvc.api.registry import METHODS
 from botsvc.catalogue.validation import ChatId, StrictSchema, Text
 from botsvc.db import connect
+from botsvc.devkit.members import add_members
 from botsvc.domain import broadcasts as domain
 from botsvc.domain import messages
 from botsvc.domain.chats import require_active_chat
 from botsvc.errors import invalid
 from botsvc.jobs import run_job
-from devkit.members import add_members
 from tests.support.contract import BotClient, Operator
 
 DELIVER = "deliver_due_broadcasts"

@@ -7,8 +7,8 @@ import pytest
 
 from botsvc.api.registry import METHODS
 from botsvc.db import connect
+from botsvc.devkit.members import add_members
 from botsvc.jobs import run_job
-from devkit.members import add_members
 
 BROADCAST_ID = re.compile(r"^bc_[0-9a-f]{32}$")
 DELIVER = "deliver_due_broadcasts"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from botsvc.devkit.servers import running_server
 from botsvc.domain.call_log import BODY_MAX_BYTES
 from botsvc.jsontext import dumps
-from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -1,7 +1,7 @@
 """getSubscribers: active members in pages, the cursor being a public chat_id."""
 import pytest
 
-from devkit.members import add_members
+from botsvc.devkit.members import add_members
 
 
 def all_pages(bot, **params) -> list[dict]:

@@ -8,8 +8,8 @@ import time
 import pytest
 import requests
 
-from devkit.members import add_members
-from devkit.servers import suite_server
+from botsvc.devkit.members import add_members
+from botsvc.devkit.servers import suite_server
 
 MEMBERS = 2000
 

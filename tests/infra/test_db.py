@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from botsvc.db import BUSY_TIMEOUT_MS, WriteLockBusy, connect, transaction
+from botsvc.devkit.paths import REPO
 from botsvc.migrations import migrate, migration_files
-from devkit.paths import REPO
 
 ROOT = str(REPO)
 

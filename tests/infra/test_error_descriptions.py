@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 import re
 
+from botsvc.devkit.paths import REPO
 from botsvc.errors import Reason
 from botsvc.media import pdf
-from devkit.paths import REPO
 
 APP = REPO / "app"
 PDF_INSPECTOR = APP / "media" / "pdf_inspect.py"

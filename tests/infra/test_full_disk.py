@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from botsvc.devkit.servers import suite_server
 from botsvc.media import build_test_signature_db
 from botsvc.testkit.server import LocalServer
-from devkit.servers import suite_server
 from tests.support.cli import botsvc
 from tests.support.small_disk import fill, small_tmpfs
 

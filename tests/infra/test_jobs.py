@@ -13,10 +13,10 @@ import time
 import pytest
 
 from botsvc import clock
+from botsvc.devkit.paths import REPO
 from botsvc.jobs import Job, actions, records, run_job, scheduler
 from botsvc.jobs.health import job_health, stuck_after
 from botsvc.jobs.schedule import JOBS
-from devkit.paths import REPO
 
 APP_DIR = REPO / "app"
 

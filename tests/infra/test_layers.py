@@ -5,9 +5,10 @@ placed inside a function says why on its line, and nothing imports the
 folder by its name ``app`` (it installs as ``botsvc``).
 
 The trees around it hold too: scripts/ and tests/ never import each other
-(what both need is in devkit/, which imports neither, and app/ imports none
-of the three); no two modules of scripts/ and devkit/ import each other in
-a circle, and their imports of the project inside a function say why."""
+(what both need is the development kit, app/devkit/, a room of the package
+that imports neither, left out of the wheel; the package imports neither
+tree); no two modules of scripts/ import each other in a circle, and their
+imports of the project inside a function say why."""
 from __future__ import annotations
 
 import ast
@@ -18,10 +19,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 APP = REPO / "app"
-TREES = ("scripts", "devkit")   # checked module by module, besides app/'s rooms
+TREES = ("scripts",)   # checked module by module, besides app/'s rooms
 
 
 def test_the_import_linter_contracts_hold():
@@ -92,7 +93,7 @@ def _circles(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def _tree_modules() -> dict[str, Path]:
-    """Every module of scripts/ and devkit/ by its dotted name."""
+    """Every module of scripts/ by its dotted name."""
     return {".".join(path.relative_to(REPO).with_suffix("").parts): path
             for tree in TREES for path in (REPO / tree).glob("*.py")}
 
@@ -136,7 +137,7 @@ def test_nothing_imports_the_folder_as_app():
     settings object): no module of the project, its tests or its scripts
     names ``app`` as a package."""
     sources = [*APP.rglob("*.py"), *(REPO / "tests").rglob("*.py"),
-               *(REPO / "scripts").rglob("*.py"), *(REPO / "devkit").rglob("*.py"),
+               *(REPO / "scripts").rglob("*.py"),
                REPO / "wsgi.py", REPO / "setup.py"]
     stale = [f"{path.relative_to(REPO)}:{line}" for path in sources
              for module, line, _ in _imports(path)
@@ -144,7 +145,7 @@ def test_nothing_imports_the_folder_as_app():
     assert stale == []
 
 
-def test_no_two_modules_of_scripts_and_devkit_import_each_other_in_a_circle():
+def test_no_two_modules_of_scripts_import_each_other_in_a_circle():
     modules = _tree_modules()
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
@@ -155,20 +156,19 @@ def test_no_two_modules_of_scripts_and_devkit_import_each_other_in_a_circle():
     assert _circles(edges) == []
 
 
-def test_an_import_of_the_project_inside_a_function_of_scripts_or_devkit_says_why():
+def test_an_import_of_the_project_inside_a_function_of_scripts_says_why():
     unexplained = []
     for path in _tree_modules().values():
         lines = path.read_text(encoding="utf-8").splitlines()
         for module, line, late in _imports(path):
-            if (late and module.split(".")[0] in ("botsvc", "devkit", "scripts", "tests")
+            if (late and module.split(".")[0] in ("botsvc", "scripts", "tests")
                     and "#" not in lines[line - 1]):
                 unexplained.append(f"{path.relative_to(REPO)}:{line}")
     assert sorted(set(unexplained)) == []
 
 
 FORBIDDEN = {
-    "app": ("tests", "scripts", "devkit"),   # the package stands alone
-    "devkit": ("tests", "scripts"),          # shared by both, so it reaches into neither
+    "app": ("tests", "scripts"),   # the package stands alone; its devkit serves both
     "scripts": ("tests",),
     "tests": ("scripts",),
 }

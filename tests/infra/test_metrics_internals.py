@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from prometheus_client import mmap_dict, values
 
 from botsvc import metrics
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 
 def test_the_installed_prometheus_client_is_the_pinned_minor_range():

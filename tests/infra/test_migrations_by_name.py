@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from botsvc.db import connect
+from botsvc.devkit.paths import REPO
 from botsvc.migrations import DatabaseNewerThanCode, migrate, migration_files
 from botsvc.testkit.server import free_port
-from devkit.paths import REPO
 
 ROOT = str(REPO)
 

@@ -9,8 +9,8 @@ import sys
 import time
 
 from botsvc import owner
-from devkit.owners import alive, dead_owner, processes
-from devkit.paths import REPO
+from botsvc.devkit.owners import alive, dead_owner, processes
+from botsvc.devkit.paths import REPO
 
 
 def test_this_process_is_alive_and_a_finished_one_is_not():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 DOMAIN = REPO / "app" / "domain"
 

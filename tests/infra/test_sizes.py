@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 APP = REPO / "app"
 MAX_FUNCTION_LINES = 60

@@ -15,8 +15,8 @@ import time
 import pytest
 import requests
 
-from devkit.owners import children, cpu_seconds, resident_bytes
-from devkit.servers import running_server
+from botsvc.devkit.owners import children, cpu_seconds, resident_bytes
+from botsvc.devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -13,8 +13,8 @@ import pytest
 
 from botsvc import idempotency, owner
 from botsvc.db import connect
+from botsvc.devkit.owners import dead_owner
 from botsvc.domain import files
-from devkit.owners import dead_owner
 from tests.support.contract import assert_failure
 from tests.support.media_files import bot_on, multipart
 

@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from botsvc import owner
-from devkit.owners import processes
-from devkit.servers import running_server
+from botsvc.devkit.owners import processes
+from botsvc.devkit.servers import running_server
 from tests.support.media_files import run_ffmpeg
 
 pytestmark = pytest.mark.server

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
+from botsvc.devkit.paths import REPO
 from botsvc.media import check_dependencies, needs_offline_database, signatures
 from botsvc.media.signatures import DB_FILE, eicar_bytes, has_signatures
-from devkit.paths import REPO
 
 CLEAN_TEXT = b"nothing to see here\n"
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from devkit.servers import running_server
+from botsvc.devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from devkit.servers import running_server
+from botsvc.devkit.servers import running_server
 from tests.support.conformance import document
 
 

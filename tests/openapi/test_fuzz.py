@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from devkit.fuzz import fuzz
-from devkit.servers import running_server
+from botsvc.devkit.fuzz import fuzz
+from botsvc.devkit.servers import running_server
 
 MAX_EXAMPLES = 25
 SEED = 20261124

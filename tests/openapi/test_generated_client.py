@@ -20,7 +20,7 @@ import sys
 import pytest
 import requests
 
-from devkit.servers import running_server
+from botsvc.devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

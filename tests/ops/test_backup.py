@@ -21,7 +21,7 @@ import requests
 from click.testing import CliRunner
 
 from botsvc import cli
-from devkit.servers import running_server, suite_server
+from botsvc.devkit.servers import running_server, suite_server
 
 pytestmark = pytest.mark.server
 BOTSVC = str(Path(sys.executable).parent / "botsvc")

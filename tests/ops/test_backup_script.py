@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 ROOT = REPO
 

@@ -6,9 +6,11 @@ percall child as ``scripts/bench percall`` runs it, and with the environment
 a baseline server gets (scripts/bench_baseline.py)."""
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -16,11 +18,25 @@ from pathlib import Path
 
 import pytest
 
-from scripts.bench_percall import BASELINE_COMMIT
-from scripts.tree_import import package_name, tree_env
-from tests.support.paths import REPO
+from botsvc.devkit.paths import REPO
 
 CHILD = REPO / "scripts" / "percall_child.py"
+
+
+def _script(name: str):
+    """scripts/NAME.py loaded from its file, as the benchmark's children load
+    it (tests/ never imports the scripts/ tree as a package)."""
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_tree_import = _script("tree_import")   # the standard library only
+package_name, tree_env = _tree_import.package_name, _tree_import.tree_env
+# The baseline the percall bench compares with, read from its script.
+BASELINE_COMMIT = re.search(r'^BASELINE_COMMIT = "([0-9a-f]{40})"',
+                            (REPO / "scripts" / "bench_percall.py").read_text(), re.M).group(1)
 
 
 def tree_of(commit: str, into: Path) -> Path:

@@ -12,7 +12,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from tests.support.paths import REPO
+from botsvc.devkit.paths import REPO
 
 # What pip prints, in its own words, for a fresh install of 25 packages.
 PIP_OUTPUT = "\n".join([

@@ -11,9 +11,9 @@ import pytest
 
 from botsvc.cli import OPERATOR_COMMANDS
 from botsvc.config import Settings
+from botsvc.devkit.paths import REPO
 from botsvc.factory import create_app
 from botsvc.manage.dispatch import OPERATOR_METHODS
-from devkit.paths import REPO
 from tests.support.cli import Done
 from tests.support.cli import botsvc as run_botsvc
 from tests.support.contract import ADMIN_TOKEN, Operator

@@ -17,11 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
+from botsvc.devkit.paths import REPO
+from botsvc.devkit.servers import ADMIN_TOKEN, running_server
 from botsvc.testkit.server import free_port
 from tests.support.cli import Done, botsvc
 from tests.support.media_files import image_bytes
-from tests.support.paths import REPO
-from tests.support.servers import ADMIN_TOKEN, running_server
 
 NOT_HERE = {"BOTSVC_DATA_DIR": None, "BOTSVC_URL": None, "BOTSVC_ADMIN_TOKEN": None}
 

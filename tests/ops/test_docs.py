@@ -14,8 +14,8 @@ import pytest
 
 import botsvc.api  # noqa: F401  (importing the groups registers their methods)
 from botsvc.api.registry import METHODS
+from botsvc.devkit.paths import REPO
 from botsvc.jobs import JOBS
-from devkit.paths import REPO
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"

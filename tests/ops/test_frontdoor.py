@@ -11,10 +11,10 @@ import pytest
 import requests
 
 from botsvc.connection import request_head
+from botsvc.devkit.frontdoor_process import running_frontdoor
+from botsvc.devkit.servers import running_server
+from botsvc.devkit.slow_clients import percentile, slow_client_flood, timed_get_me
 from botsvc.testkit.server import free_port
-from devkit.frontdoor_process import running_frontdoor
-from devkit.servers import running_server
-from devkit.slow_clients import percentile, slow_client_flood, timed_get_me
 
 pytestmark = pytest.mark.server
 

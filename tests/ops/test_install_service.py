@@ -9,9 +9,9 @@ import pytest
 import trustme
 
 from botsvc.config import Settings
-from devkit.frontdoor import read_env_file
-from devkit.frontdoor_process import nginx_test, write_configuration
-from devkit.paths import REPO
+from botsvc.devkit.frontdoor import read_env_file
+from botsvc.devkit.frontdoor_process import nginx_test, write_configuration
+from botsvc.devkit.paths import REPO
 
 ROOT = REPO
 SCRIPT = ROOT / "scripts" / "install-service"

@@ -16,10 +16,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from botsvc import media, metrics
+from botsvc.devkit.paths import REPO
 from botsvc.errors import UPLOAD_REASONS, Reason
 from botsvc.jobs import run_job
 from botsvc.routes import health
-from devkit.paths import REPO
 from tests.support.conformance import document
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_failure
 

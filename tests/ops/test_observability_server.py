@@ -20,8 +20,8 @@ from prometheus_client.mmap_dict import MmapedDict, mmap_key
 from prometheus_client.parser import text_string_to_metric_families
 
 from botsvc.api.registry import METHODS
+from botsvc.devkit.servers import suite_server
 from botsvc.errors import ErrorCode
-from devkit.servers import suite_server
 
 pytestmark = pytest.mark.server
 

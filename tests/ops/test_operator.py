@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 from tests.support.cli import botsvc
 from tests.support.contract import ADMIN_TOKEN, BotClient, assert_failure, assert_invalid
 

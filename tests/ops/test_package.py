@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from botsvc.devkit.paths import REPO
 from botsvc.media import needs_offline_database
 from botsvc.testkit.server import LocalServer
-from devkit.paths import REPO
 
 pytestmark = pytest.mark.server
 

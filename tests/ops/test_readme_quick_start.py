@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from botsvc.devkit.paths import REPO
 from botsvc.testkit.server import free_port, stop_process_group
-from devkit.paths import REPO
 
 README = REPO / "README.md"
 DEFAULT_ADDRESS = "127.0.0.1:8080"

@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from devkit.servers import running_server
+from botsvc.devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

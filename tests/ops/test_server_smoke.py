@@ -1,7 +1,7 @@
 import pytest
 import requests
 
-from devkit.servers import running_server
+from botsvc.devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

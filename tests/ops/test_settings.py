@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from botsvc.config import SettingError, Settings
+from botsvc.devkit.paths import REPO
 from botsvc.media import MediaConfig
-from devkit.paths import REPO
 
 BIN = pathlib.Path(sys.executable).parent
 

@@ -35,8 +35,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from devkit.paths import REPO
-from devkit.servers import running_server
+from botsvc.devkit.paths import REPO
+from botsvc.devkit.servers import running_server
 from tests.support.media_files import Samples
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from botsvc.devkit.paths import REPO
 from botsvc.sandbox import CSP
-from devkit.paths import REPO
 from tests.support.contract import ADMIN_TOKEN, BotClient
 
 STATIC = REPO / "app" / "sandbox" / "static"

@@ -9,8 +9,8 @@ import time
 import pytest
 import requests
 
+from botsvc.devkit.servers import running_server
 from botsvc.domain import signin_throttle as throttle
-from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 FORM_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')

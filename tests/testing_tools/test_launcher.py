@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from botsvc.devkit.servers import NO_RATE_LIMITS_ENV, suite_server
 from botsvc.testkit.server import TESTING_ENV, LocalServer, serve_command
-from devkit.servers import NO_RATE_LIMITS_ENV, suite_server
 
 
 def test_it_runs_botsvc_serve_of_this_package_with_this_interpreter():

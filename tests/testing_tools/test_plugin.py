@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
+from botsvc.devkit.servers import running_server
 from botsvc.testkit.server import LocalServer
-from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 

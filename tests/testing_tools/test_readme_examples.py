@@ -6,7 +6,7 @@ import re
 
 import yaml
 
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 EXAMPLES = REPO / "tests" / "examples"
 SHOWN = re.compile(r"^\*\*`(tests/examples/[^`]+)`\*\*\n\n```[a-z]*\n(.*?)^```$",

@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
+from botsvc.devkit.receivers import Receiver
+from botsvc.devkit.servers import running_server
 from botsvc.testkit.client import BotApi, BotsvcError, OperatorClient
-from devkit.receivers import Receiver
-from devkit.servers import running_server
 
 pytestmark = pytest.mark.server
 SECRET = "server-test-secret-token"

@@ -14,9 +14,9 @@ import pytest
 import trustme
 import urllib3.util.connection
 
+from botsvc.devkit.receivers import Receiver, answer
 from botsvc.jobs import DELIVER_WEBHOOKS, run_job
 from botsvc.webhooks import delivery
-from devkit.receivers import Receiver, answer
 from tests.webhooks.support import HOST, SECRET
 
 HOOK_HOST = "hooks.example.test"

@@ -1,5 +1,5 @@
 """The webhook tests' names and readings (the receivers themselves are in
-``devkit.receivers``: the benchmarks use them too)."""
+``botsvc.devkit.receivers``: the benchmarks use them too)."""
 from __future__ import annotations
 
 import json

@@ -10,11 +10,11 @@ import time
 import pytest
 
 from botsvc.db import thread_connection
+from botsvc.devkit.receivers import hold, statuses
 from botsvc.domain import webhooks
 from botsvc.jobs import DELIVER_WEBHOOKS, Job, scheduler
 from botsvc.webhooks import delivery
 from botsvc.webhooks.delivery import deliver_due_webhooks
-from devkit.receivers import hold, statuses
 from tests.webhooks.support import HOST, SECRET, received_ids
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from botsvc.db import thread_connection
+from botsvc.devkit.receivers import answer, statuses
 from botsvc.domain import installation, webhooks
 from botsvc.jobs import run_job
 from botsvc.webhooks import delivery
-from devkit.receivers import answer, statuses
 from tests.support.contract import assert_invalid
 from tests.webhooks.support import HOST, SECRET
 

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from botsvc.devkit.receivers import hang, statuses
 from botsvc.domain import webhooks
 from botsvc.webhooks import delivery
-from devkit.receivers import hang, statuses
 from tests.webhooks.support import HOST, PUBLIC, SECRET, next_attempt_at, received_ids
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from botsvc.devkit.receivers import answer, hang
 from botsvc.webhooks.transport import USER_AGENT, DeliveryOptions, deliver
-from devkit.receivers import answer, hang
 from tests.support.contract import assert_invalid
 from tests.webhooks.support import HOST, SECRET
 

@@ -3,7 +3,7 @@
 import pytest
 
 from botsvc import metrics
-from devkit.receivers import statuses
+from botsvc.devkit.receivers import statuses
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from devkit.receivers import statuses
-from devkit.servers import running_server
+from botsvc.devkit.receivers import statuses
+from botsvc.devkit.servers import running_server
 from tests.webhooks.support import SECRET
 
 pytestmark = pytest.mark.server

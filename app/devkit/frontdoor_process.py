@@ -20,8 +20,8 @@ from pathlib import Path
 import requests
 
 from botsvc.config import Settings
+from botsvc.devkit.frontdoor import FrontDoor, render
 from botsvc.testkit.server import free_port, stop_process_group
-from devkit.frontdoor import FrontDoor, render
 
 START_TIMEOUT_SECONDS = 20.0
 MAIN_CONTEXT = """\

@@ -9,8 +9,8 @@ import os
 import subprocess
 from dataclasses import dataclass
 
+from botsvc.devkit.paths import REPO
 from botsvc.testkit.server import LocalServer
-from devkit.paths import REPO
 
 SCHEMATHESIS = os.path.join(REPO, ".venv", "bin", "schemathesis")
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",

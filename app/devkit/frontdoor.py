@@ -15,7 +15,7 @@ from pathlib import Path
 
 from botsvc.config import Settings
 from botsvc.connection import request_head
-from devkit.paths import REPO
+from botsvc.devkit.paths import REPO
 
 TEMPLATE = REPO / "scripts" / "nginx" / "botsvc.conf"
 ACME_PATH = "/.well-known/acme-challenge/"

@@ -191,6 +191,14 @@ def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | 
             "last_poll_at": polls["last_poll_at"] if polls else None}
 
 
+def kept_call(conn: sqlite3.Connection, bot_id: int, call_id: int, now: float) -> dict | None:
+    """One kept record of the bot (within both bounds), rendered; else None."""
+    row = conn.execute("SELECT * FROM bot_calls WHERE call_id = ? AND bot_id = ? AND call_id >= ?"
+                       " AND date >= ?", (call_id, bot_id, _oldest_kept_call_id(conn, bot_id),
+                                          _cutoff(now))).fetchone()
+    return None if row is None else render(row)
+
+
 def _oldest_kept_call_id(conn: sqlite3.Connection, bot_id: int) -> int:
     row = conn.execute("SELECT call_id FROM bot_calls WHERE bot_id = ? ORDER BY call_id DESC"
                        " LIMIT 1 OFFSET ?", (bot_id, KEPT_PER_BOT - 1)).fetchone()

@@ -1,0 +1,32 @@
+"""redeliverUpdate to a bot with a webhook: the replay reaches the bot's
+real (local) receiver as a new update with the same content, and its
+delivery record says which update it repeats (getWebhookDeliveries'
+``replay_of``); the body the bot receives carries no mark."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.webhooks.support import received_ids
+
+
+@pytest.fixture
+def app(make_app, ca_file):
+    return make_app(webhook_allow_private=True, webhook_ca_bundle=ca_file, test_tools=True)
+
+
+def test_a_redelivered_update_reaches_the_receiver_marked_in_its_record(
+        bot, chat, operator, hook, run_pass, clock):
+    receiver = hook(bot)
+    run_pass()
+    assert received_ids(receiver) == [chat.update_id]
+    replay = operator("redeliverUpdate", bot_id=bot.id, update_id=chat.update_id)
+    run_pass()
+    assert received_ids(receiver) == [chat.update_id, replay["update_id"]]
+    first, again = (json.loads(r["body"]) for r in receiver.requests)
+    assert again == {**first, "update_id": replay["update_id"]}
+    newest, oldest = operator("getWebhookDeliveries", bot_id=bot.id)["deliveries"]
+    assert newest["update_id"] == replay["update_id"]
+    assert newest["replay_of"] == chat.update_id and newest["http_status"] == 200
+    assert oldest["update_id"] == chat.update_id and "replay_of" not in oldest

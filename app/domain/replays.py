@@ -98,3 +98,28 @@ def replay(conn: sqlite3.Connection, bot_id: int, update_id: int) -> dict | None
 def delete_expired(conn: sqlite3.Connection, at: float | None = None) -> int:
     cutoff = int((now() if at is None else at) - RETENTION_SECONDS)
     return conn.execute("DELETE FROM update_replays WHERE created_at < ?", (cutoff,)).rowcount
+
+
+# -- what the sandbox's path of an update reads -----------------------------------
+
+def journal_updates(conn: sqlite3.Connection, chat_ref: int, limit: int) -> list[dict]:
+    """The chat's newest ``limit`` journal events that queued an update, oldest
+    first: ``[{event_id, kind, date, update_id, callback_query_id}]`` (the
+    chat's own index)."""
+    rows = conn.execute(
+        "SELECT id, kind, date, update_id, callback_query_id FROM chat_events"
+        " WHERE chat_ref = ? AND update_id IS NOT NULL ORDER BY id DESC LIMIT ?",
+        (chat_ref, limit)).fetchall()
+    return [{"event_id": row[0], "kind": row[1], "date": row[2], "update_id": row[3],
+             "callback_query_id": row[4]} for row in reversed(rows)]
+
+
+def bot_replays(conn: sqlite3.Connection, bot_id: int, limit: int) -> list[dict]:
+    """The bot's newest ``limit`` kept replays, oldest first:
+    ``[{update_id, replay_of, created_at}]``."""
+    rows = conn.execute(
+        "SELECT update_id, replay_of, created_at FROM update_replays WHERE bot_id = ?"
+        " AND created_at >= ? ORDER BY update_id DESC LIMIT ?",
+        (bot_id, now() - RETENTION_SECONDS, limit)).fetchall()
+    return [{"update_id": row[0], "replay_of": row[1], "created_at": row[2]}
+            for row in reversed(rows)]

@@ -14,13 +14,17 @@ callback_query_id); and the update's replays. Computed from what is kept
 (the chat's journal, the replay marks, the call log through getBotCalls,
 the delivery records through getWebhookDeliveries), each read bounded:
 what is older than the call log's window has no delivery shown.
+
+``GET bots/<bot>/replays``: the bot's kept replay marks (``{replays:
+[{update_id, replay_of, created_at}]}``, the newest 500), for the call list
+to mark the replays among what a getUpdates returned.
 """
 from __future__ import annotations
 
 from flask import Response, request
 
 from botsvc.db import get_db
-from botsvc.domain import chat_events, chats, replays
+from botsvc.domain import bots, chat_events, chats, replays
 from botsvc.errors import invalid
 from botsvc.sandbox import bp, calls, json_ok
 from botsvc.sandbox.chat import CALL_LOG_PAGE, calls_about
@@ -54,6 +58,13 @@ def update_path(user_id: int, bot_id: int) -> Response:
     if update_id not in trail.updates:
         raise invalid(key, "No kept update of this chat goes with this " + key)
     return json_ok({**trail.path(update_id), "call_id": call_id})
+
+
+@bp.route("/bots/<int:bot_id>/replays")
+def bot_replays(bot_id: int) -> Response:
+    conn = get_db()
+    bots.require_bot(conn, bot_id)
+    return json_ok({"replays": replays.bot_replays(conn, bot_id, REPLAYS_READ)})
 
 
 def _asked() -> tuple[str, int]:

@@ -97,3 +97,13 @@ def test_refusals_name_the_parameter(person, operator, bot, chat, new_bot):
 def test_signed_out_is_json_401(client, bot, chat):
     response = client.get(f"/sandbox/chats/{chat.user_id}/{bot.id}/path?update_id=1")
     assert_failure(response, 401, "UNAUTHORIZED")
+
+
+def test_the_bots_replay_marks(person, operator, bot, chat):
+    assert person.client.get(f"/sandbox/bots/{bot.id}/replays").get_json()["result"] == {
+        "replays": []}
+    replay = operator("redeliverUpdate", bot_id=bot.id, update_id=chat.update_id)
+    [mark] = person.client.get(f"/sandbox/bots/{bot.id}/replays").get_json()["result"]["replays"]
+    assert set(mark) == {"update_id", "replay_of", "created_at"}
+    assert (mark["update_id"], mark["replay_of"]) == (replay["update_id"], chat.update_id)
+    assert_invalid(person.client.get("/sandbox/bots/999999/replays"), "bot_id")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.webhooks.support import received_ids
+from tests.webhooks.support import received_ids, statuses
 
 
 @pytest.fixture
@@ -30,3 +30,23 @@ def test_a_redelivered_update_reaches_the_receiver_marked_in_its_record(
     assert newest["update_id"] == replay["update_id"]
     assert newest["replay_of"] == chat.update_id and newest["http_status"] == 200
     assert oldest["update_id"] == chat.update_id and "replay_of" not in oldest
+
+
+@pytest.mark.call_log
+def test_the_sandbox_path_of_a_webhook_update(bot, chat, operator, hook, run_pass, clock,
+                                              client):
+    from tests.sandbox.sandbox_client import Person
+    person = Person(client)
+    assert person.sign_in().status_code == 303
+    hook(bot, statuses(500, 200))
+    run_pass()
+    clock.advance(1)
+    run_pass()                                   # the retry succeeds
+    reply = bot.ok("sendMessage", chat_id=chat.chat_id, text="hi")
+    answer = client.get(f"/sandbox/chats/{chat.user_id}/{bot.id}/path",
+                        query_string={"update_id": chat.update_id}).get_json()["result"]
+    delivery = answer["delivery"]
+    assert delivery["by"] == "webhook" and delivery["date"] == int(clock.now)
+    assert [(a["attempt"], a["http_status"]) for a in delivery["attempts"]] == [(1, 500), (2, 200)]
+    assert delivery["after_seconds"] >= 1
+    assert [c["result"]["message_id"] for c in answer["reactions"]] == [reply["message_id"]]

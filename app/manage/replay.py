@@ -12,26 +12,36 @@
 """
 from __future__ import annotations
 
+import hmac
+import json
+import re
+
 from flask import current_app, has_request_context, request
 from werkzeug.test import Client
 
 from botsvc import clock
+from botsvc.api.call_records import REDACTED, writer
 from botsvc.api.dispatch import RESENT_AS_BOT
 from botsvc.api.registry import METHODS
+from botsvc.auth import hash_token
 from botsvc.catalogue import results
 from botsvc.catalogue.body import RequestBody
 from botsvc.catalogue.entry import validate_request
 from botsvc.catalogue.validation import Int
 from botsvc.domain import call_log, replays
-from botsvc.domain.bots import require_bot
+from botsvc.domain.bots import find_bot, require_bot
 from botsvc.envelope import failure_in
 from botsvc.errors import ApiError, ErrorCode, Reason, invalid
+from botsvc.jsontext import dumps
 from botsvc.manage.dispatch import operator_method
 from botsvc.manage.methods import BotIdSchema
 
 # How the call log keeps the bot's token where the bot put it in a value
 # (botsvc.api.call_records): what was sent there is not known.
-TOKEN_MARK = "[token]"
+TOKEN_MARK = REDACTED
+# How long the new call's record may wait for the write lock before its
+# token is replaced in it.
+WRITE_PATIENCE_SECONDS = 2.0
 
 
 class RedeliverUpdateSchema(BotIdSchema):
@@ -63,7 +73,11 @@ def resend_call(conn, p):
         raise invalid("call_id", f"Call {call_id} named no method ({record['method']}):"
                                  " there is nothing to send again", reason=Reason.UNKNOWN_METHOD)
     params = _replayable_params(record, method)
-    return _send(bot_id, record["method"], params, _as_form(method, params))
+    answer, body = _send(bot_id, record["method"], params, _as_form(method, params))
+    secret = _token_secret_in(conn, bot_id, body)
+    if secret is not None:
+        _keep_token_out(conn, bot_id, answer, secret)
+    return answer
 
 
 def _replayable_params(record: dict, method) -> dict:
@@ -119,7 +133,33 @@ def _as_form(method, params: dict) -> bool:
         return False   # refused either way: sent as the JSON it was kept as
 
 
-def _send(bot_id: int, method: str, params: dict, as_form: bool) -> dict:
+def _token_secret_in(conn, bot_id: int, body: bytes) -> str | None:
+    """The secret part of the bot's token where the answer holds the token
+    (the bot stored it somewhere, and the call read it back): the call went
+    without it, so its record could not leave it out. Candidates are checked
+    against the stored hash."""
+    stored = find_bot(conn, bot_id)
+    for candidate in re.findall(rb"(?<![0-9])%d:([A-Za-z0-9_-]{43})" % bot_id, body):
+        secret = candidate.decode()
+        if stored is not None and hmac.compare_digest(
+                hash_token(f"{bot_id}:{secret}"), stored["token_hash"]):
+            return secret
+    return None
+
+
+def _keep_token_out(conn, bot_id: int, answer: dict, secret: str) -> None:
+    """The token replaced in the new call's record (written now if it waits
+    in this process's writer) and in the answer."""
+    log = writer()
+    if log is not None:
+        log.write_if_free(WRITE_PATIENCE_SECONDS)
+    call_log.redact(conn, bot_id, answer["request_id"], secret, TOKEN_MARK)
+    for name in ("result", "description", "parameters"):
+        if name in answer:
+            answer[name] = json.loads(dumps(answer[name]).replace(secret, TOKEN_MARK))
+
+
+def _send(bot_id: int, method: str, params: dict, as_form: bool) -> tuple[dict, bytes]:
     """POST /v2/<method> as bot ``bot_id``, in this process, in an app
     context of its own (its request must not share this one's ``g``)."""
     app = current_app._get_current_object()
@@ -131,6 +171,7 @@ def _send(bot_id: int, method: str, params: dict, as_form: bool) -> dict:
                                 environ_overrides=overrides) if as_form
                     else client.post(f"/v2/{method}", base_url=base, json=params,
                                      environ_overrides=overrides))
+    body = response.get_data()
     answer = {"method": method, "sent_as": "form" if as_form else "json",
               "http_status": response.status_code, "ok": response.status_code == 200,
               "request_id": response.headers.get("X-Request-Id", "")}
@@ -141,4 +182,4 @@ def _send(bot_id: int, method: str, params: dict, as_form: bool) -> dict:
         answer["error_code"] = failure.get("error_code", ErrorCode.INTERNAL_ERROR.value)
         answer["description"] = failure.get("description", "")
         answer["parameters"] = failure.get("parameters", {})
-    return answer
+    return answer, body

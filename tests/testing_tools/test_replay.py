@@ -202,3 +202,21 @@ def test_a_file_upload_is_refused(operator, bot, chat):
     bot.ok("sendPhoto", chat_id=chat.chat_id, photo=file_id)
     by_id = calls_of(operator, bot, method="sendPhoto")[0]
     assert operator("resendCall", bot_id=bot.id, call_id=by_id["call_id"])["ok"] is True
+
+
+@pytest.mark.call_log
+def test_a_token_the_answer_reads_back_is_kept_out_of_the_record_and_the_answer(operator, bot,
+                                                                                 chat):
+    secret = bot.token.partition(":")[2]
+    sent = bot.ok("sendMessage", chat_id=chat.chat_id, text=f"my token is {bot.token}")
+    markup = {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}
+    edited = bot.ok("editMessageReplyMarkup", chat_id=chat.chat_id,
+                    message_id=sent["message_id"], reply_markup=markup)
+    assert secret in edited["text"]          # the bot's own answer holds what it stored
+    [record] = calls_of(operator, bot, method="editMessageReplyMarkup")
+    assert secret not in str(record)
+    again = operator("resendCall", bot_id=bot.id, call_id=record["call_id"])
+    assert again["ok"] is True and again["result"]["text"] == f"my token is {bot.id}:[token]"
+    newest = calls_of(operator, bot, method="editMessageReplyMarkup")[0]
+    assert newest["request_id"] == again["request_id"]
+    assert secret not in str(newest) and "[token]" in newest["result"]["text"]

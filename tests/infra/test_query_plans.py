@@ -212,7 +212,10 @@ def test_no_hot_query_scans_a_large_table(make_app, capture):
                                                 "token": ADMIN_TOKEN}).status_code == 303
     for label, path in (("sandbox chat state", f"/sandbox/chats/{users[0]}/{bot.id}/state"),
                         ("sandbox chat page", f"/sandbox/chats/{users[0]}/{bot.id}"),
-                        ("sandbox chat list", f"/sandbox/chats?user={users[0]}")):
+                        ("sandbox chat list", f"/sandbox/chats?user={users[0]}"),
+                        ("sandbox update path", f"/sandbox/chats/{users[0]}/{bot.id}/path"
+                                                f"?update_id={updates[0]['update_id']}"),
+                        ("sandbox replays", f"/sandbox/bots/{bot.id}/replays")):
         assert labelled(label, lambda path=path: person.get(path)).status_code == 200
     for job in JOBS:   # every listed job's pass, the deliveries above included
         labelled(job.name, lambda job=job: run_job(app, job))

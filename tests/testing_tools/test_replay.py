@@ -220,3 +220,15 @@ def test_a_token_the_answer_reads_back_is_kept_out_of_the_record_and_the_answer(
     newest = calls_of(operator, bot, method="editMessageReplyMarkup")[0]
     assert newest["request_id"] == again["request_id"]
     assert secret not in str(newest) and "[token]" in newest["result"]["text"]
+
+
+def test_replay_marks_expire_with_the_updates(app, operator, bot, chat, clock, db):
+    from botsvc.jobs import run_job
+    operator("redeliverUpdate", bot_id=bot.id, update_id=chat.update_id)
+    assert db.execute("SELECT COUNT(*) FROM update_replays").fetchone()[0] == 1
+    clock.advance(24 * 3600 - 60)
+    run_job(app, "delete_expired_records")
+    assert db.execute("SELECT COUNT(*) FROM update_replays").fetchone()[0] == 1
+    clock.advance(120)              # past 24 hours, and the job's next turn (60 s)
+    run_job(app, "delete_expired_records")
+    assert db.execute("SELECT COUNT(*) FROM update_replays").fetchone()[0] == 0

@@ -73,7 +73,7 @@ def resend_call(conn, p):
         raise invalid("call_id", f"Call {call_id} named no method ({record['method']}):"
                                  " there is nothing to send again", reason=Reason.UNKNOWN_METHOD)
     params = _replayable_params(record, method)
-    answer, body = _send(bot_id, record["method"], params, _as_form(method, params))
+    answer, body = _send(bot_id, record["method"], params, _as_form(method, params, record))
     secret = _token_secret_in(conn, bot_id, body)
     if secret is not None:
         _keep_token_out(conn, bot_id, answer, secret)
@@ -115,11 +115,15 @@ def _holds_token_mark(value) -> bool:
     return False
 
 
-def _as_form(method, params: dict) -> bool:
+def _as_form(method, params: dict, record: dict) -> bool:
     """Whether the call went as a form: its values all text, which the
     method's schema takes only as a form's (reply_markup as JSON text, a
-    number as digits). What validates as JSON goes as JSON."""
+    number as digits), and it was not refused as invalid (such a refusal
+    is what the same text sent as JSON gets). What validates as JSON goes
+    as JSON."""
     if not params or not all(isinstance(v, str) for v in params.values()):
+        return False
+    if record.get("error_code") == ErrorCode.INVALID_PARAMETER.value:
         return False
     try:
         validate_request(method, RequestBody(params))

@@ -232,3 +232,15 @@ def test_replay_marks_expire_with_the_updates(app, operator, bot, chat, clock, d
     clock.advance(120)              # past 24 hours, and the job's next turn (60 s)
     run_job(app, "delete_expired_records")
     assert db.execute("SELECT COUNT(*) FROM update_replays").fetchone()[0] == 0
+
+
+@pytest.mark.call_log
+def test_json_text_refused_as_json_is_refused_again(operator, bot, chat):
+    markup = '{"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}'
+    assert_invalid(bot.call("sendMessage", {"chat_id": chat.chat_id, "text": "pick",
+                                            "reply_markup": markup}), "reply_markup")
+    [record] = calls_of(operator, bot, method="sendMessage")
+    again = operator("resendCall", bot_id=bot.id, call_id=record["call_id"])
+    assert (again["sent_as"], again["http_status"], again["error_code"]) == (
+        "json", 400, "INVALID_PARAMETER")
+    assert again["parameters"]["field"] == "reply_markup"

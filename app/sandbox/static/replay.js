@@ -50,10 +50,22 @@
 
   // -- the path of an update -------------------------------------------------------------
 
-  async function fetchPath(query) {
+  // The inspector redraws its selection as the chat changes (each message of
+  // a chatty bot): a path asked again within REUSE_MS is the one just read,
+  // since each read walks the bot's whole call log. A replay asks afresh.
+  const REUSE_MS = 2000;
+  const recent = new Map();   // query -> {at, answer}
+
+  async function fetchPath(query, fresh = false) {
+    const key = JSON.stringify(query);
+    const kept = recent.get(key);
+    if (!fresh && kept && performance.now() - kept.at < REUSE_MS) return kept.answer;
     const url = new URL(pathUrl, location.href);
-    for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
-    return Sandbox.getJSON(url);
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    const answer = await Sandbox.getJSON(url);
+    recent.clear();
+    recent.set(key, {at: performance.now(), answer});
+    return answer;
   }
 
   function showCallInFeed(callId) {
@@ -131,19 +143,19 @@
     if (testTools) {
       const actions = el("div", "inspect-actions");
       actions.append(button("Redeliver", "path-redeliver", (b) => busy(b,
-        () => redeliver(path.update_id, () => follow({update_id: path.update_id}, holder)))));
+        () => redeliver(path.update_id, () => follow({update_id: path.update_id}, holder, true)))));
       box.append(actions);
     }
     return box;
   }
 
   // The path for ``query`` into ``holder`` (in place of the one it shows).
-  async function showPath(query, holder) {
+  async function showPath(query, holder, fresh = false) {
     const token = holder.dataset.pathFor = JSON.stringify(query);
     const selection = holder.dataset.selection;
     let section;
     try {
-      section = pathSection(await fetchPath(query), holder);
+      section = pathSection(await fetchPath(query, fresh), holder);
     } catch (e) {
       section = el("p", "muted small path-section", e.code === "INVALID_PARAMETER"
         ? "No update goes with this in what is kept (the journal, the call log)." : Sandbox.describe(e));
@@ -158,9 +170,9 @@
   // inspector shows the same selection, which it redraws as the chat changes.
   let followed = {selection: null, query: null};
 
-  function follow(query, holder) {
+  function follow(query, holder, fresh = false) {
     followed = {selection: holder.dataset.selection, query};
-    showPath(query, holder);
+    showPath(query, holder, fresh);
   }
 
   // The inspector drew a selection: add its path below.

@@ -106,12 +106,18 @@ def _is_file_part(value) -> bool:
 
 
 def _holds_token_mark(value) -> bool:
-    if isinstance(value, str):
-        return TOKEN_MARK in value
-    if isinstance(value, dict):
-        return any(_holds_token_mark(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_holds_token_mark(v) for v in value)
+    """Whether a text anywhere in ``value`` holds the mark. A walk with a
+    list rather than recursion: kept JSON may nest deeper than Python's
+    stack allows."""
+    waiting = [value]
+    while waiting:
+        item = waiting.pop()
+        if isinstance(item, str) and TOKEN_MARK in item:
+            return True
+        if isinstance(item, dict):
+            waiting.extend(item.values())
+        elif isinstance(item, list):
+            waiting.extend(item)
     return False
 
 

@@ -244,3 +244,13 @@ def test_json_text_refused_as_json_is_refused_again(operator, bot, chat):
     assert (again["sent_as"], again["http_status"], again["error_code"]) == (
         "json", 400, "INVALID_PARAMETER")
     assert again["parameters"]["field"] == "reply_markup"
+
+
+@pytest.mark.call_log
+def test_deeply_nested_params_are_sent_again_without_a_500(operator, bot):
+    nested = "[" * 900 + "]" * 900
+    response = bot.raw("getMe", f'{{"deep": {nested}}}'.encode())
+    assert_invalid(response, "deep")
+    [record] = calls_of(operator, bot, method="getMe")
+    again = operator("resendCall", bot_id=bot.id, call_id=record["call_id"])
+    assert (again["http_status"], again["error_code"]) == (400, "INVALID_PARAMETER")

@@ -40,7 +40,8 @@ PUBLIC_ENDPOINTS = {"sandbox.signin", "sandbox.static"}
 # Answer JSON (401 when signed out) rather than a redirect to the sign-in page.
 JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.chat_history", "sandbox.inspect",
                   "sandbox.mark_read", "sandbox.user_chats", "sandbox.bot_pulse", "sandbox.call",
-                  "sandbox.media", "sandbox.update_path", "sandbox.bot_replays"}
+                  "sandbox.media", "sandbox.update_path", "sandbox.bot_replays",
+                  "sandbox.webhook_attempt"}
 
 
 def settings():

@@ -18,6 +18,12 @@ what is older than the call log's window has no delivery shown.
 ``GET bots/<bot>/replays``: the bot's kept replay marks (``{replays:
 [{update_id, replay_of, created_at}]}``, the newest 500), for the call list
 to mark the replays among what a getUpdates returned.
+
+``GET bots/<bot>/attempts/<update_id>/<attempt>``: one webhook attempt's
+record with its request and response (getWebhookDeliveries ``detail:
+true``) among the newest 1,000, ``{attempt: record | null, detail_kept}``;
+``detail_kept`` is false where the delivery records keep no request or
+response (the method takes no ``detail``), and the record is then the plain one.
 """
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ from flask import Response, request
 
 from botsvc.db import get_db
 from botsvc.domain import bots, chat_events, chats, replays
-from botsvc.errors import invalid
+from botsvc.errors import ApiError, ErrorCode, invalid
 from botsvc.sandbox import bp, calls, json_ok
 from botsvc.sandbox.chat import CALL_LOG_PAGE, calls_about
 
@@ -65,6 +71,20 @@ def bot_replays(bot_id: int) -> Response:
     conn = get_db()
     bots.require_bot(conn, bot_id)
     return json_ok({"replays": replays.bot_replays(conn, bot_id, REPLAYS_READ)})
+
+
+@bp.route("/bots/<int:bot_id>/attempts/<int:update_id>/<int:attempt>")
+def webhook_attempt(bot_id: int, update_id: int, attempt: int) -> Response:
+    bots.require_bot(get_db(), bot_id)
+    try:
+        found = _attempts(bot_id, {update_id}, detail=True)
+        detail_kept = True
+    except ApiError as error:
+        if error.code != ErrorCode.INVALID_PARAMETER or error.parameters.get("field") != "detail":
+            raise
+        found, detail_kept = _attempts(bot_id, {update_id}), False
+    record = next((a for a in found.get(update_id, []) if a["attempt"] == attempt), None)
+    return json_ok({"attempt": record, "detail_kept": detail_kept})
 
 
 def _asked() -> tuple[str, int]:
@@ -185,12 +205,13 @@ def _all_calls(bot_id: int) -> list[dict]:
             return found[::-1]
 
 
-def _attempts(bot_id: int, wanted: dict) -> dict[int, list[dict]]:
+def _attempts(bot_id: int, wanted, detail: bool = False) -> dict[int, list[dict]]:
     """The kept webhook attempts of the wanted updates, oldest first."""
     found: dict[int, list[dict]] = {}
     cursor = None
     for _ in range(DELIVERY_PAGES):
         page = calls.run("getWebhookDeliveries", {"bot_id": bot_id, "limit": 100,
+                                                  **({"detail": True} if detail else {}),
                                                   **({"cursor": cursor} if cursor else {})})
         for attempt in page["deliveries"]:
             if attempt["update_id"] in wanted:

@@ -1,20 +1,27 @@
 """Replay and one update's path in a real browser (Debian's headless Chromium,
-Selenium) against the real service with the testing tools on: the inspector
+Selenium) against the real service with the testing tools on and local webhooks allowed: the inspector
 of a user's message shows the update's path (delivered by which getUpdates,
 how long after, the bot's reply); Redeliver sends it again as a new update,
 which the bot receives by polling and the path lists as a replay with its own
 path; from the bot's reply, and from a call in the list, the path leads back
-to the update it answered; Re-send on a call sends it again as the bot."""
+to the update it answered; Re-send on a call sends it again as the bot; with
+a webhook, Redeliver on an attempt reaches the receiver again, marked as a
+replay in the list of attempts, whose request and response open."""
 from __future__ import annotations
 
 import pytest
 import requests
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (
+    ElementNotInteractableException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+)
 from selenium.webdriver.common.by import By
 
 from tests.sandbox import test_sandbox_browser as walk
 from tests.sandbox.test_sandbox_browser import SLOW_DEADLINE, Bot, shown, sign_in, wait_for
 from tests.support.servers import running_server
+from tests.webhooks.support import Receiver, received_ids, statuses
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 browser = walk.browser   # the same headless Chromium
@@ -54,13 +61,14 @@ def click(browser, css: str) -> None:
         try:
             driver.find_element(By.CSS_SELECTOR, css).click()
             return True
-        except (NoSuchElementException, StaleElementReferenceException):
+        except (NoSuchElementException, StaleElementReferenceException,
+                ElementNotInteractableException):   # not shown yet
             return False
     wait_for(browser, clicked, SLOW_DEADLINE, f"a click on {css}")
 
 
 def test_redeliver_and_follow_an_updates_path(browser, tmp_path):
-    with running_server(tmp_path, BOTSVC_TEST_TOOLS=1) as server:
+    with running_server(tmp_path, BOTSVC_TEST_TOOLS=1, BOTSVC_WEBHOOK_ALLOW_PRIVATE=1) as server:
         created = operator(server, "createBot", username="replay_bot")
         bot = Bot(server.base_url, created["token"])
         bot_id = created["bot"]["id"]
@@ -121,5 +129,33 @@ def test_redeliver_and_follow_an_updates_path(browser, tmp_path):
             By.CSS_SELECTOR, ".message-list .text") if m.text == "pong again"]) == 2,
             SLOW_DEADLINE, "the re-sent message in the chat")
         assert answer["text"] == "pong again"
+
+        # A webhook: Redeliver on its attempt reaches the receiver again.
+        receiver = Receiver(None, statuses(200))
+        try:
+            bot.call("getUpdates", offset=bot.offset)   # acknowledge what was polled
+            bot.call("setWebhook", url=f"http://127.0.0.1:{receiver.port}/hook",
+                     secret_token="a-secret-token-of-16")
+            hooked = operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id,
+                              text="hook me")
+            wait_for(browser, lambda d: len(receiver.requests) == 1, SLOW_DEADLINE,
+                     "the webhook's delivery")
+            [first] = received_ids(receiver)
+            click(browser, "#deliveries-box summary")
+            click(browser, f"#deliveries li[data-update-id='{first}'] .attempt-redeliver")
+            wait_for(browser, lambda d: len(receiver.requests) == 2, SLOW_DEADLINE,
+                     "the redelivery")
+            replayed = received_ids(receiver)[1]
+            assert replayed > first
+            wait_for(browser, lambda d: d.execute_script(
+                f"const li = document.querySelector(\"#deliveries li[data-update-id='{replayed}']\");"
+                "return li && li.querySelector('.pill') && li.querySelector('.pill').textContent"
+            ) == f"replay of {first}", SLOW_DEADLINE, "the attempt marked as a replay")
+            click(browser, f"#deliveries li[data-update-id='{replayed}'] .attempt-detail-toggle")
+            shown(browser, f"#deliveries li[data-update-id='{replayed}'] .attempt-detail",
+                  SLOW_DEADLINE)
+            assert hooked["text"] == "hook me"
+        finally:
+            receiver.close()
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []

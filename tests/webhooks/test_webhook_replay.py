@@ -50,3 +50,9 @@ def test_the_sandbox_path_of_a_webhook_update(bot, chat, operator, hook, run_pas
     assert [(a["attempt"], a["http_status"]) for a in delivery["attempts"]] == [(1, 500), (2, 200)]
     assert delivery["after_seconds"] >= 1
     assert [c["result"]["message_id"] for c in answer["reactions"]] == [reply["message_id"]]
+    # One attempt with what the delivery records keep of its request and response.
+    one = client.get(f"/sandbox/bots/{bot.id}/attempts/{chat.update_id}/1").get_json()["result"]
+    assert one["attempt"]["http_status"] == 500 and one["attempt"]["attempt"] == 1
+    assert one["detail_kept"] is ("request" in one["attempt"])
+    gone = client.get(f"/sandbox/bots/{bot.id}/attempts/{chat.update_id}/3").get_json()["result"]
+    assert gone["attempt"] is None

@@ -251,12 +251,13 @@
     return box;
   }
 
-  function detailView(record) {
+  function detailView(found) {
     const box = el("div", "attempt-detail");
-    if (!record) {
-      box.append(el("p", "muted small", "This attempt is no longer among the newest 100 records."));
-    } else if (!record.request && !record.response) {
+    const record = found.attempt;
+    if (!found.detail_kept) {
       box.append(el("p", "muted small", "The delivery records keep no request or response here."));
+    } else if (!record) {
+      box.append(el("p", "muted small", "This attempt is no longer among the kept records."));
     } else {
       if (record.request) box.append(exchange("Request", record.request));
       box.append(record.response ? exchange("Response", record.response)
@@ -268,14 +269,9 @@
   async function loadDetail(key) {
     if (details.has(key)) return;
     const [updateId, attempt] = key.split(":").map(Number);
-    let record;
-    try {
-      const page = await Sandbox.api("getWebhookDeliveries", {bot_id: botId, limit: 100, detail: true});
-      record = page.deliveries.find((d) => d.update_id === updateId && d.attempt === attempt) || null;
-    } catch (e) {
-      record = {};   // no detail kept by this installation
-    }
-    details.set(key, record);
+    const url = new URL(pulse.dataset.pulseUrl.replace(/\/pulse$/, `/attempts/${updateId}/${attempt}`),
+      location.href);
+    details.set(key, await Sandbox.getJSON(url));
   }
 
   function decorateAttempts() {
@@ -283,13 +279,13 @@
       item.dataset.replay = "1";
       const key = `${item.dataset.updateId}:${item.dataset.attempt}`;
       const row = el("span", "replay-row");
-      row.append(button(opened.has(key) ? "Hide" : "Request and response", "attempt-detail-toggle", async (b) => {
-        if (opened.has(key)) opened.delete(key); else { opened.add(key); await loadDetail(key); }
+      row.append(button(opened.has(key) ? "Hide" : "Request and response", "attempt-detail-toggle", (b) => busy(b, async () => {
+        if (opened.has(key)) opened.delete(key); else { await loadDetail(key); opened.add(key); }
         b.textContent = opened.has(key) ? "Hide" : "Request and response";
         const shown = item.querySelector(".attempt-detail");
         if (shown) shown.remove();
         if (opened.has(key)) item.append(detailView(details.get(key)));
-      }));
+      })));
       if (testTools) {
         row.append(button("Redeliver", "attempt-redeliver", (b) => busy(b, () => redeliver(Number(item.dataset.updateId)))));
       }

@@ -40,7 +40,7 @@
 
   async function redeliver(updateId, then) {
     const replay = await Sandbox.api("redeliverUpdate", {bot_id: botId, update_id: updateId});
-    Sandbox.toast(`Update ${updateId} delivered again as update ${replay.update_id}`);
+    Sandbox.toast(`Update ${updateId} queued again as update ${replay.update_id}`);
     if (then) then(replay);
   }
 

@@ -91,11 +91,7 @@ def identify_bot(conn: sqlite3.Connection, token: str | None) -> tuple[Bot | Non
     bot_id = int(match.group(1)) if match else 0
     if bot_id > _MAX_BOT_ID:
         match, bot_id = None, 0  # no such bot: SQLite cannot even hold the id
-    row = conn.execute(
-        "SELECT p.disabled AS platform_disabled, p.clock_offset, b.id, b.username,"
-        " b.display_name, b.description, b.disabled, b.has_faults, b.token_hash"
-        " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1",
-        (bot_id,)).fetchone()
+    row = conn.execute(_BOT_AND_PLATFORM, (bot_id,)).fetchone()
     clock.remember_offset(row["clock_offset"])
     presented = hash_token(token) if match else _DUMMY_HASH
     stored = row["token_hash"] if row["id"] is not None else _DUMMY_HASH
@@ -103,6 +99,22 @@ def identify_bot(conn: sqlite3.Connection, token: str | None) -> tuple[Bot | Non
     if not hmac.compare_digest(presented, stored) or row["id"] is None:
         return None, bool(row["platform_disabled"])
     return Bot.from_row(row), bool(row["platform_disabled"])
+
+
+_BOT_AND_PLATFORM = (
+    "SELECT p.disabled AS platform_disabled, p.clock_offset, b.id, b.username,"
+    " b.display_name, b.description, b.disabled, b.has_faults, b.token_hash"
+    " FROM platform p LEFT JOIN bots b ON b.id = ? WHERE p.id = 1")
+
+
+def identify_bot_by_id(conn: sqlite3.Connection, bot_id: int) -> tuple[Bot | None, bool]:
+    """What ``identify_bot`` answers, for a call the service itself makes as
+    the bot, with no token (the testing tools' resendCall): the operator
+    who asked for it is already authenticated."""
+    row = conn.execute(_BOT_AND_PLATFORM, (bot_id,)).fetchone()
+    clock.remember_offset(row["clock_offset"])
+    bot = Bot.from_row(row) if row["id"] is not None else None
+    return bot, bool(row["platform_disabled"])
 
 
 def check_admin_token(presented: str | None, expected: str) -> bool:

@@ -86,6 +86,11 @@ class Reason(StrEnum):
     RESERVED_NAME = "reserved_name"
     SINGLE_LABEL = "single_label"
     NON_PUBLIC_ADDRESS = "non_public_address"
+    # resendCall: why a call of the bot's log cannot be sent again
+    # (docs/testing-tools.md).
+    PARAMS_NOT_KEPT = "params_not_kept"
+    FILE_UPLOAD = "file_upload"
+    UNKNOWN_METHOD = "unknown_method"
 
 
 # The words an upload can be refused with: the first group of ``Reason``

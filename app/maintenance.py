@@ -12,7 +12,7 @@ from flask import current_app
 
 from botsvc import clock, disk, idempotency
 from botsvc.db import checkpoint, checkpoint_passive, transaction
-from botsvc.domain import call_log, files, messages, updates, webhook_deliveries
+from botsvc.domain import call_log, files, messages, replays, updates, webhook_deliveries
 from botsvc.jobs import action
 
 log = logging.getLogger(__name__)
@@ -23,6 +23,7 @@ DAY_SECONDS = 86400
 def delete_expired_records(conn, settings) -> None:
     with transaction(conn):
         dropped = updates.delete_expired(conn)
+        replays.delete_expired(conn)   # the replay marks, kept as long as updates
         keys = idempotency.delete_expired(conn)
         keys += idempotency.release_abandoned_claims(conn)
         records = webhook_deliveries.delete_expired(conn, clock.time())

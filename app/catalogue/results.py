@@ -264,11 +264,33 @@ class WebhookDelivery(Result):
         " before sending)"})
     response = fields.Nested(WebhookExchangeSide, metadata={
         "description": "with detail, when an answer came"})
+    replay_of = fields.Integer(metadata={
+        "description": "when the update was a replay (redeliverUpdate): the update it repeats"})
 
 
 class WebhookDeliveriesPage(Result):
     deliveries = ListOf(WebhookDelivery, required=True)
     next_cursor = NextCursor()
+
+
+class UpdateReplay(Result):
+    update_id = fields.Integer(required=True, metadata={"description": "the new update's"})
+    replay_of = fields.Integer(required=True, metadata={"description": "the update it repeats"})
+
+
+class ResentCall(Result):
+    method = fields.String(required=True)
+    sent_as = OneOf(("json", "form"), required=True, metadata={
+        "description": "form when the call's kept values were a form's text"})
+    ok = fields.Boolean(required=True)
+    http_status = fields.Integer(required=True)
+    request_id = fields.String(required=True, metadata={
+        "description": "the new call's X-Request-Id (its record in the call log has it)"})
+    result = fields.Raw(metadata={"description": "a success's result"})
+    error_code = OneOf(tuple(code.value for code in ErrorCode),
+                       metadata={"description": "a failure's"})
+    description = fields.String(metadata={"description": "a failure's"})
+    parameters = fields.Dict(metadata={"description": "a failure's"})
 
 
 # -- the bot's call log (getBotCalls) -------------------------------------------

@@ -22,6 +22,7 @@ from botsvc.contract import (
     CALL_LOG_KEPT_CALLS,
     CALL_LOG_RETENTION_SECONDS,
 )
+from botsvc.db import transaction
 from botsvc.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
 
 KEPT_PER_BOT = CALL_LOG_KEPT_CALLS
@@ -189,6 +190,26 @@ def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | 
     return {"calls": [render(row) for row in rows], "next_cursor": next_cursor,
             "empty_polls": polls["empty_polls"] if polls else 0,
             "last_poll_at": polls["last_poll_at"] if polls else None}
+
+
+def kept_call(conn: sqlite3.Connection, bot_id: int, call_id: int, now: float) -> dict | None:
+    """One kept record of the bot (within both bounds), rendered; else None."""
+    row = conn.execute("SELECT * FROM bot_calls WHERE call_id = ? AND bot_id = ? AND call_id >= ?"
+                       " AND date >= ?", (call_id, bot_id, _oldest_kept_call_id(conn, bot_id),
+                                          _cutoff(now))).fetchone()
+    return None if row is None else render(row)
+
+
+def redact(conn: sqlite3.Connection, bot_id: int, request_id: str, secret: str,
+           mark: str) -> None:
+    """Replace ``secret`` by ``mark`` in the record of one call (by its
+    request id): for a call the service made as the bot without its token
+    (resendCall), whose secret was found in its answer only once recorded."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE bot_calls SET params = replace(params, ?2, ?3), result = replace(result, ?2,"
+            " ?3), description = replace(description, ?2, ?3) WHERE bot_id = ?1"
+            " AND request_id = ?4", (bot_id, secret, mark, request_id))
 
 
 def _oldest_kept_call_id(conn: sqlite3.Connection, bot_id: int) -> int:

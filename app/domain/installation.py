@@ -23,7 +23,7 @@ from botsvc.domain.files import remove_stored
 # Children before parents (foreign keys are on).
 RESET_TABLES = (
     "broadcast_recipients", "broadcasts", "callback_queries", "chat_events", "messages",
-    "webhook_deliveries", "faults", "updates", "webhooks", "files", "chats",
+    "webhook_deliveries", "faults", "update_replays", "updates", "webhooks", "files", "chats",
     "idempotency_keys", "rate_limits", "bot_calls", "bot_call_counts", "users", "bots",
     # Last: deleting messages above bumps these (the sandbox's triggers).
     "sandbox_chat_versions", "sandbox_message_revisions", "sandbox_signin_failures",

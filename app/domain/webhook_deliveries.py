@@ -87,6 +87,8 @@ def render(row: sqlite3.Row, detail: bool = False) -> dict:
             side = _side(row, prefix)
             if side is not None:
                 record[prefix] = side
+    if row["replay_of"] is not None:   # redeliverUpdate's (botsvc.domain.replays)
+        record["replay_of"] = row["replay_of"]
     return record
 
 
@@ -98,8 +100,9 @@ def deliveries_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: s
 
     def fetch(before: int | None, n: int):
         return conn.execute(
-            "SELECT * FROM webhook_deliveries WHERE bot_id = ? AND id < ? AND started_at >= ?"
-            " ORDER BY id DESC LIMIT ?",
+            "SELECT d.*, r.replay_of FROM webhook_deliveries d LEFT JOIN update_replays r"
+            " ON r.update_id = d.update_id WHERE d.bot_id = ? AND d.id < ? AND d.started_at >= ?"
+            " ORDER BY d.id DESC LIMIT ?",
             (bot_id, SQLITE_MAX_INTEGER if before is None else before, cutoff, n)).fetchall()
 
     rows, next_cursor = page(fetch, lambda row: row["id"], limit, cursor,

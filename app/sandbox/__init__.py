@@ -12,7 +12,8 @@ or SQL of their own (sessions and the sign-in throttle included:
 
 Modules: ``auth`` (sign-in and sign-out), ``pages`` (the bot manager, a
 bot's page and the chats), ``chat`` (the JSON the chat page calls, and the
-media route), ``pulse`` (a bot's calls, delivery and faults, live).
+media route), ``pulse`` (a bot's calls, delivery and faults, live), ``update_path``
+(one update's path: its delivery and the bot's reaction).
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ PUBLIC_ENDPOINTS = {"sandbox.signin", "sandbox.static"}
 # Answer JSON (401 when signed out) rather than a redirect to the sign-in page.
 JSON_ENDPOINTS = {"sandbox.chat_state", "sandbox.chat_history", "sandbox.inspect",
                   "sandbox.mark_read", "sandbox.user_chats", "sandbox.bot_pulse", "sandbox.call",
-                  "sandbox.media"}
+                  "sandbox.media", "sandbox.update_path", "sandbox.bot_replays",
+                  "sandbox.webhook_attempt"}
 
 
 def settings():
@@ -110,4 +112,4 @@ def json_ok(result) -> Response:
     return json_response(200, ok_body(result))
 
 
-from botsvc.sandbox import auth, chat, pages, pulse  # noqa: E402,F401  (routes)
+from botsvc.sandbox import auth, chat, pages, pulse, update_path  # noqa: E402,F401  (routes)

@@ -20,6 +20,7 @@ SANDBOX_METHODS = frozenset({
     "userClickButton", "userGetChat", "userSendMedia",
     "getClock", "getWebhookDeliveries", "getBotCalls",
     "advanceClock", "injectFault", "clearFaults", "reset",
+    "redeliverUpdate", "resendCall",
 })
 
 

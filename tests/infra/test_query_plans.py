@@ -26,7 +26,8 @@ from tests.support.media_files import image_bytes, multipart
 # Tables whose rows grow with history, members or traffic.
 LARGE_TABLES = {"messages", "updates", "chats", "users", "bots", "broadcasts",
                 "broadcast_recipients", "callback_queries", "idempotency_keys", "files",
-                "webhook_deliveries", "webhooks", "sandbox_chat_versions", "rate_limits"}
+                "webhook_deliveries", "webhooks", "sandbox_chat_versions", "rate_limits",
+                "update_replays"}
 # A scan a call may make, with the reason it does not grow with history.
 ALLOWED_SCANS: dict[tuple[str, str], str] = {
     (page, table): "the messenger page lists every user and every bot in its sidebars: "
@@ -197,6 +198,11 @@ def test_no_hot_query_scans_a_large_table(make_app, capture):
     v2("setWebhook", url="https://127.0.0.1:9/hook")
     v2("getWebhookInfo")
     labelled(DELIVER_WEBHOOKS, lambda: run_job(app, DELIVER_WEBHOOKS))
+    # The testing tools' replay: an acknowledged update found in its chat's
+    # journal, and the delivery records with their replay marks.
+    labelled("redeliverUpdate", lambda: operator("redeliverUpdate", bot_id=bot.id,
+                                                 update_id=updates[0]["update_id"]))
+    labelled("getWebhookDeliveries", lambda: operator("getWebhookDeliveries", bot_id=bot.id))
     v2("deleteWebhook", drop_pending_updates=True)
     labelled("userGetChat", lambda: operator("userGetChat", user_id=users[0], bot_id=bot.id))
     person = client
@@ -206,7 +212,10 @@ def test_no_hot_query_scans_a_large_table(make_app, capture):
                                                 "token": ADMIN_TOKEN}).status_code == 303
     for label, path in (("sandbox chat state", f"/sandbox/chats/{users[0]}/{bot.id}/state"),
                         ("sandbox chat page", f"/sandbox/chats/{users[0]}/{bot.id}"),
-                        ("sandbox chat list", f"/sandbox/chats?user={users[0]}")):
+                        ("sandbox chat list", f"/sandbox/chats?user={users[0]}"),
+                        ("sandbox update path", f"/sandbox/chats/{users[0]}/{bot.id}/path"
+                                                f"?update_id={updates[0]['update_id']}"),
+                        ("sandbox replays", f"/sandbox/bots/{bot.id}/replays")):
         assert labelled(label, lambda path=path: person.get(path)).status_code == 200
     for job in JOBS:   # every listed job's pass, the deliveries above included
         labelled(job.name, lambda job=job: run_job(app, job))

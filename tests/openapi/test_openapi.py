@@ -104,7 +104,8 @@ def test_every_method_is_there_with_its_schemas_and_codes(tools_document, catalo
 def test_without_the_testing_tools_their_methods_and_injected_codes_are_not_documented(
         document, tools_document):
     tools = {name for name, method in OPERATOR_METHODS.items() if method.test_tool}
-    assert tools == {"advanceClock", "injectFault", "clearFaults", "reset"}
+    assert tools == {"advanceClock", "injectFault", "clearFaults", "reset", "redeliverUpdate",
+                     "resendCall"}
     assert not tools & {path.rsplit("/", 1)[-1] for path in document["paths"]
                         if path.startswith("/manage/v1/")}
     assert {f"/manage/v1/{name}" for name in tools} <= set(tools_document["paths"])

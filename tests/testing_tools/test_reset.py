@@ -58,6 +58,7 @@ def fill_everything(operator, bot, new_bot, start_chat):
     hooked.ok("setWebhook", url="https://hooks.example.net/hook",
               secret_token="a-secret-token-of-16")
     operator("injectFault", bot_id=bot.id, method="getMe", error_code="INTERNAL_ERROR")
+    operator("redeliverUpdate", bot_id=bot.id, update_id=chat.update_id)   # a replay mark
     operator("advanceClock", seconds=3600)
     operator("setPlatformDisabled", disabled=True)
     return file["result"]

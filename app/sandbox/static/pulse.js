@@ -33,6 +33,10 @@
     const item = el("li", `call ${call.ok ? "ok" : "failed"}`);
     item.dataset.callId = call.call_id;
     item.dataset.method = call.method;
+    // The updates a poll returned (replay.js marks the replays among them).
+    if (call.method === "getUpdates" && Array.isArray(call.result)) {
+      item.dataset.updateIds = call.result.map((u) => u.update_id).join(" ");
+    }
     const head = el("button", "call-line");
     head.type = "button";
     head.setAttribute("aria-expanded", "false");
@@ -98,10 +102,13 @@
     $("deliveries").replaceChildren(...pulse.deliveries.map((d) => {
       const ok = d.error === undefined && d.http_status >= 200 && d.http_status < 300;
       const item = el("li", ok ? "ok" : "failed");
+      item.dataset.updateId = d.update_id;
+      item.dataset.attempt = d.attempt;
       item.append(el("time", null, clockTime(d.started_at)),
         ` update ${d.update_id} \u00b7 attempt ${d.attempt} \u00b7 `,
         el("b", null, d.error !== undefined ? d.error : `HTTP ${d.http_status}`),
         el("span", "muted", ` \u00b7 ${d.duration_ms} ms`));
+      if (d.replay_of !== undefined) item.append(" ", el("span", "pill", `replay of ${d.replay_of}`));
       return item;
     }));
   }

@@ -271,6 +271,8 @@ OPERATOR_COMMANDS = (
     OperatorCommand("bot-calls", "getBotCalls", ("bot_id",),
                     {"--limit": "limit", "--cursor": "cursor", "--method": "method"},
                     flags={"--failures-only": "failures_only"}),
+    OperatorCommand("export-chat", "exportChat", ("user_id", "bot_id"),
+                    {"--after": "after_message_id", "--format": "format"}),
 )
 
 

@@ -116,20 +116,24 @@ class ConversationUser:
 
     # -- what the bot is expected to do ------------------------------------------
     def expect_message(self, text: str | None = None, *, type: str = "text", **shown: Any) -> None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         expected = {"did": "sent a message", **_shown(text, type, shown)}
         actual = self._next(expected)
         self._compare(expected, actual)
 
     def expect_edit(self, message: Place, text: str | None = None, *, type: str = "text",
                     **shown: Any) -> None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         expected = {"did": "edited a message", "message": message, **_shown(text, type, shown)}
         self._compare(expected, self._next(expected))
 
     def expect_deleted(self, message: Place) -> None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         expected = {"did": "deleted a message", "message": message}
         self._compare(expected, self._next(expected))
 
     def expect_answer(self, text: str | None = None, *, show_alert: bool = False) -> None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         expected = {"did": "answered a click", "text": text, "show_alert": show_alert}
         self._compare(expected, self._next(expected))
 
@@ -145,6 +149,7 @@ class ConversationUser:
 
     # -- inside ------------------------------------------------------------------
     def _begin(self, step: str) -> None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         self._read()
         if self.pending:
             raise AssertionError(
@@ -154,6 +159,7 @@ class ConversationUser:
         self.step, self.expected_in_step = f"step {self.number} ({step})", 0
 
     def _id_of(self, place: Place | None) -> int | None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         if place is None:
             return None
         ids = self.ids[place.side]
@@ -168,6 +174,7 @@ class ConversationUser:
         return self.places[message_id]
 
     def _next(self, expected: dict) -> dict:
+        __tracebackhide__ = True   # the failure points at the step in the test
         self.expected_in_step += 1
         deadline = time.monotonic() + self.timeout
         while not self.pending:
@@ -181,6 +188,7 @@ class ConversationUser:
         return self.pending.pop(0)
 
     def _compare(self, expected: dict, actual: dict) -> None:
+        __tracebackhide__ = True   # the failure points at the step in the test
         if expected != actual:
             raise AssertionError(f"{self.step}, reaction {self.expected_in_step}:\n"
                                  f"  expected: {_describe(expected)}\n"

@@ -22,6 +22,7 @@ most its newest 1,000 records), whatever the chat's length.
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 import os
 import sqlite3
@@ -83,12 +84,23 @@ def _username(conn: sqlite3.Connection, bot_id: int) -> str:
     return conn.execute("SELECT username FROM bots WHERE id = ?", (bot_id,)).fetchone()[0]
 
 
+# The journal's first event at or after a message: one seek of the place
+# index (a chat's after_message_id only grows with its ids).
+FIRST_EVENT_SQL = ("SELECT id FROM chat_events WHERE chat_ref = ? AND after_message_id >= ?"
+                   " ORDER BY after_message_id, id LIMIT 1")
+# The newest events from there: a walk of (chat_ref, id) from the newest
+# end that stops after the bound, whatever the chat's length.
+NEWEST_EVENTS_SQL = ("SELECT * FROM chat_events WHERE chat_ref = ? AND id >= ?"
+                     " ORDER BY id DESC LIMIT ?")
+
+
 def _events(conn: sqlite3.Connection, chat: sqlite3.Row, after: int) -> tuple[list[dict], bool]:
     """The chat's newest MAX_ACTIONS actions after message ``after``, oldest
     first, and whether older ones (after it) were left out."""
-    rows = conn.execute(
-        "SELECT * FROM chat_events WHERE chat_ref = ? AND after_message_id >= ?"
-        " ORDER BY id DESC LIMIT ?", (chat["id"], after, MAX_ACTIONS + 1)).fetchall()
+    first = conn.execute(FIRST_EVENT_SQL, (chat["id"], after)).fetchone()
+    if first is None:
+        return [], False
+    rows = conn.execute(NEWEST_EVENTS_SQL, (chat["id"], first[0], MAX_ACTIONS + 1)).fetchall()
     # A message of the user's at ``after`` itself is not after it.
     events = [chat_events.render(r) for r in reversed(rows[:MAX_ACTIONS])
               if not (r["kind"] == "message" and r["message_id"] <= after)]
@@ -141,6 +153,7 @@ class _Builder:
         self.places: dict[int, dict] = {}   # message_id -> {"from", "index"}
         self.counts = {"bot": 0, "user": 0}
         self.clicks: dict[str, int] = {}    # callback_query_id -> step index
+        self.afters: list[int] = []         # each action's after_message_id
 
     def name(self, message_id: int, side: str) -> dict:
         self.counts[side] += 1
@@ -149,6 +162,7 @@ class _Builder:
         return place
 
     def steps(self, events: list[dict], calls: list[dict]) -> list[dict]:
+        self.afters = [e["after_message_id"] for e in events]
         steps = [{"user": None, "bot": [], "_event": e} for e in events]
         for number, event in enumerate(events):
             if event["kind"] == "click":
@@ -163,7 +177,7 @@ class _Builder:
                             *(by_update.get(u.get("update_id"), -1)
                               for u in (got if isinstance(got, list) else [])), -1)
             if call["method"] != "getUpdates":
-                self._place_call(steps, events, call, delivered)
+                self._place_call(steps, call, delivered)
         rendered = []
         for number, step in enumerate(steps):   # in order, so places number as they came
             step["user"] = self.action(step.pop("_event"), number)
@@ -190,16 +204,16 @@ class _Builder:
             return params.get("callback_query_id") in self.clicks
         return str(params.get("chat_id")) == self.chat["chat_id"]
 
-    def _place_call(self, steps: list[dict], events: list[dict], call: dict,
-                    delivered: int) -> None:
+    def _place_call(self, steps: list[dict], call: dict, delivered: int) -> None:
         number = delivered
         if call["method"] == "answerCallbackQuery":
             number = max(number, self.clicks[_params(call)["callback_query_id"]])
         sent = call.get("result")
         for message in sent if isinstance(sent, list) else [sent]:
             if call["method"] in SEND_METHODS and isinstance(message, dict):
-                number = max(number, *(n for n, e in enumerate(events)
-                                       if e["after_message_id"] < message["message_id"]), -1)
+                # after_message_id only grows along the journal: the actions
+                # recorded before the message existed are a prefix.
+                number = max(number, bisect.bisect_left(self.afters, message["message_id"]) - 1)
         if number >= 0:   # before the first exported action: not part of the export
             steps[number]["bot"].append(call)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import sqlite3
 
 import pytest
 
@@ -165,3 +166,19 @@ def test_a_message_of_another_chat_names_after_message_id(operator, talked, bot,
 def test_a_user_who_never_started_the_bot_has_no_chat(operator, bot, new_user):
     assert_failure(operator.call("exportChat", user_id=new_user(), bot_id=bot.id),
                    404, "CHAT_NOT_FOUND")
+
+
+def test_the_journal_is_read_by_index_whatever_the_chat_length(app):
+    """Bounded like userGetChat's pages: one seek for where the part starts,
+    then a walk from the newest end that stops after the bound (no sort of
+    the whole chat)."""
+    conn = sqlite3.connect(app.config["SETTINGS"].db_path)
+    plans = {sql: " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}",
+                                                          (1,) * sql.count("?")))
+             for sql in (conversation.FIRST_EVENT_SQL, conversation.NEWEST_EVENTS_SQL)}
+    conn.close()
+    assert plans == {
+        conversation.FIRST_EVENT_SQL: "SEARCH chat_events USING COVERING INDEX"
+                                      " chat_events_by_place (chat_ref=? AND after_message_id>?)",
+        conversation.NEWEST_EVENTS_SQL: "SEARCH chat_events USING INDEX chat_events_by_chat"
+                                        " (chat_ref=? AND id>?)"}

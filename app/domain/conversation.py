@@ -38,6 +38,9 @@ MAX_ACTIONS = USER_CHAT_MAX_LIMIT
 # A file the user sent travels inside the export up to this size; a larger
 # one is left out, and the file says so.
 MAX_EMBEDDED_FILE_BYTES = 2 * 1024 * 1024
+# And all of them together up to this much (an export is one answer, held in
+# memory): the files past it are left out, and the file says so.
+MAX_EMBEDDED_BYTES = 16 * 1024 * 1024
 
 SEND_METHODS = {"sendMessage", "sendCard", "sendPhoto", "sendVoice", "sendVideo", "sendAudio",
                 "sendDocument", "sendAnimation", "sendMediaGroup"}
@@ -154,6 +157,7 @@ class _Builder:
         self.counts = {"bot": 0, "user": 0}
         self.clicks: dict[str, int] = {}    # callback_query_id -> step index
         self.afters: list[int] = []         # each action's after_message_id
+        self.embedded = 0                   # bytes of the files embedded so far
 
     def name(self, message_id: int, side: str) -> dict:
         self.counts[side] += 1
@@ -181,9 +185,10 @@ class _Builder:
         rendered = []
         for number, step in enumerate(steps):   # in order, so places number as they came
             step["user"] = self.action(step.pop("_event"), number)
+            if step["user"] is None:   # left out: its reactions are not replayed either,
+                continue               # so their messages take no place
             step["bot"] = [r for call in step["bot"] for r in self.reaction(call)]
-            if step["user"] is not None:
-                rendered.append(step)
+            rendered.append(step)
         return rendered
 
     def _webhook_deliveries(self, by_update: dict[int, int]) -> list[tuple[int, int]]:
@@ -251,10 +256,14 @@ class _Builder:
 
     def _file(self, message: dict, number: int) -> dict | None:
         row = files.find_clean_file(self.conn, None, message["media"]["file_id"])
-        if row is None or row["file_size"] > MAX_EMBEDDED_FILE_BYTES:
-            why = "is gone" if row is None else "is over 2 MiB"
+        why = ("is gone" if row is None else "is over 2 MiB"
+               if row["file_size"] > MAX_EMBEDDED_FILE_BYTES
+               else "would take the export's files over 16 MiB"
+               if self.embedded + row["file_size"] > MAX_EMBEDDED_BYTES else None)
+        if why is not None:
             self.notes.append(f"Action {number + 1} sent a file that {why}; it is left out.")
             return None
+        self.embedded += row["file_size"]
         with open(files.storage_path(self.data_dir, row["storage_name"]), "rb") as f:
             content = base64.b64encode(f.read()).decode("ascii")
         action = {"action": "send_file", "type": message["type"],

@@ -182,3 +182,13 @@ def test_the_journal_is_read_by_index_whatever_the_chat_length(app):
                                       " chat_events_by_place (chat_ref=? AND after_message_id>?)",
         conversation.NEWEST_EVENTS_SQL: "SEARCH chat_events USING INDEX chat_events_by_chat"
                                         " (chat_ref=? AND id>?)"}
+
+
+def test_files_past_the_embedding_bound_are_left_out_and_said(operator, talked, monkeypatch):
+    monkeypatch.setattr(conversation, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
+    exported = transcript(operator, talked)
+    assert [s["user"]["action"] for s in exported["steps"]] == ["start", "say", "click"]
+    assert exported["notes"] == ["Action 4 sent a file that is over 2 MiB; it is left out."]
+    # Its step is left out whole: the bot's answer to it takes no place.
+    assert [r["message"]["index"] for s in exported["steps"] for r in s["bot"]
+            if r["reaction"] == "message"] == [1, 2]

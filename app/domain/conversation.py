@@ -157,6 +157,8 @@ class _Builder:
         self.counts = {"bot": 0, "user": 0}
         self.clicks: dict[str, int] = {}    # callback_query_id -> step index
         self.afters: list[int] = []         # each action's after_message_id
+        self.dates: list[int] = []          # each action's date
+        self.by_date = False
         self.embedded = 0                   # bytes of the files embedded so far
 
     def name(self, message_id: int, side: str) -> dict:
@@ -167,6 +169,7 @@ class _Builder:
 
     def steps(self, events: list[dict], calls: list[dict]) -> list[dict]:
         self.afters = [e["after_message_id"] for e in events]
+        self.dates = [e["date"] for e in events]
         steps = [{"user": None, "bot": [], "_event": e} for e in events]
         for number, event in enumerate(events):
             if event["kind"] == "click":
@@ -175,13 +178,18 @@ class _Builder:
         by_update = {e["update"]["update_id"]: n for n, e in enumerate(events) if "update" in e}
         webhook = self._webhook_deliveries(by_update)
         mine = [c for c in calls if c["method"] == "getUpdates" or self._is_reaction(c)]
+        floor = -1   # a reaction never belongs before the one the bot made before it
+        # Nothing says when the bot received its updates (a webhook whose
+        # delivery records are gone): a reaction follows the newest action
+        # dated at or before it.
+        self.by_date = not webhook and all(c["method"] != "getUpdates" for c in mine)
         for call in mine:
             got = call.get("result") if call["method"] == "getUpdates" else None
             delivered = max(delivered, *(n for at, n in webhook if at <= call["date"]),
                             *(by_update.get(u.get("update_id"), -1)
                               for u in (got if isinstance(got, list) else [])), -1)
             if call["method"] != "getUpdates":
-                self._place_call(steps, call, delivered)
+                floor = self._place_call(steps, call, max(delivered, floor))
         rendered = []
         for number, step in enumerate(steps):   # in order, so places number as they came
             step["user"] = self.action(step.pop("_event"), number)
@@ -209,8 +217,9 @@ class _Builder:
             return params.get("callback_query_id") in self.clicks
         return str(params.get("chat_id")) == self.chat["chat_id"]
 
-    def _place_call(self, steps: list[dict], call: dict, delivered: int) -> None:
-        number = delivered
+    def _place_call(self, steps: list[dict], call: dict, number: int) -> int:
+        """Append the call to its step (the newest action it can follow);
+        returns that step's index."""
         if call["method"] == "answerCallbackQuery":
             number = max(number, self.clicks[_params(call)["callback_query_id"]])
         sent = call.get("result")
@@ -219,8 +228,11 @@ class _Builder:
                 # after_message_id only grows along the journal: the actions
                 # recorded before the message existed are a prefix.
                 number = max(number, bisect.bisect_left(self.afters, message["message_id"]) - 1)
+        if self.by_date:
+            number = max(number, bisect.bisect_right(self.dates, call["date"]) - 1)
         if number >= 0:   # before the first exported action: not part of the export
             steps[number]["bot"].append(call)
+        return number
 
     def action(self, event: dict, number: int) -> dict | None:
         update = event.get("update") or {}

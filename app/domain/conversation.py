@@ -11,9 +11,10 @@ every id differs.
 
 Which step a reaction follows: a message the bot sent follows the newest
 action recorded before the message existed (the journal keeps the bot's
-newest message_id at each action); any reaction follows the newest action
-whose update the bot had received when it called (its getUpdates answers in
-the log, or the webhook's deliveries), and an answer follows its click.
+newest message_id at each action: exact); any other reaction follows the
+newest action whose update the bot had received when it called (its
+getUpdates answers in the log, or the webhook's deliveries), never one
+before the bot's previous reaction, and an answer follows its click.
 
 Bounded like a page of userGetChat: the newest ``MAX_ACTIONS`` actions of
 the chat (an index range of the journal) and the bot's kept call log (at
@@ -223,12 +224,13 @@ class _Builder:
         if call["method"] == "answerCallbackQuery":
             number = max(number, self.clicks[_params(call)["callback_query_id"]])
         sent = call.get("result")
-        for message in sent if isinstance(sent, list) else [sent]:
-            if call["method"] in SEND_METHODS and isinstance(message, dict):
-                # after_message_id only grows along the journal: the actions
-                # recorded before the message existed are a prefix.
-                number = max(number, bisect.bisect_left(self.afters, message["message_id"]) - 1)
-        if self.by_date:
+        first = sent[0] if isinstance(sent, list) and sent else sent
+        if call["method"] in SEND_METHODS and isinstance(first, dict):
+            # Exact: the message came after the actions recorded before it
+            # existed and before the others (each action records the bot's
+            # newest message_id, which only grows along the journal).
+            number = bisect.bisect_left(self.afters, first["message_id"]) - 1
+        elif self.by_date:
             number = max(number, bisect.bisect_right(self.dates, call["date"]) - 1)
         if number >= 0:   # before the first exported action: not part of the export
             steps[number]["bot"].append(call)

@@ -192,3 +192,32 @@ def test_files_past_the_embedding_bound_are_left_out_and_said(operator, talked, 
     # Its step is left out whole: the bot's answer to it takes no place.
     assert [r["message"]["index"] for s in exported["steps"] for r in s["bot"]
             if r["reaction"] == "message"] == [1, 2]
+
+
+def test_a_webhook_bots_reactions_follow_its_deliveries(bot, operator, new_user, db):
+    """No getUpdates in the log: the webhook's delivery records say when the
+    bot had each update (written here as the deliverer writes them)."""
+    user = new_user()
+    started = operator("userStart", user_id=user, bot_id=bot.id)
+    chat_id = started["chat_id"]
+
+    def delivered(update_id: int) -> None:
+        date = db.execute("SELECT MAX(date) FROM chat_events").fetchone()[0]
+        db.execute("INSERT INTO webhook_deliveries (bot_id, update_id, attempt, started_at,"
+                   " duration_ms, http_status) VALUES (?, ?, 1, ?, 5, 200)",
+                   (bot.id, update_id, date))
+
+    delivered(started["update_id"])
+    welcome = bot.ok("sendMessage", chat_id=chat_id, text="Hi", reply_markup=KEYBOARD)
+    operator("userClickButton", user_id=user, bot_id=bot.id, message_id=welcome["message_id"],
+             callback_data="yes")
+    delivered(started["update_id"] + 1)
+    bot.ok("editMessageText", chat_id=chat_id, message_id=welcome["message_id"], text="Thanks")
+    exported = transcript(operator, {"user_id": user, "bot_id": bot.id})
+    assert exported["notes"] == []
+    steps = exported["steps"]
+    assert [(s["user"]["action"], [r["reaction"] for r in s["bot"]]) for s in steps] == [
+        ("start", ["message"]), ("click", ["edit"])]
+    assert steps[1]["bot"][0] == {"reaction": "edit", "method": "editMessageText",
+                                  "message": {"from": "bot", "index": 1}, "type": "text",
+                                  "text": "Thanks", "reply_markup": KEYBOARD}

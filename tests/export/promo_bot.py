@@ -1,8 +1,9 @@
 """A small example bot for the export's round trip: Start with a parameter
 is welcomed with two buttons, a click is answered with an edit and a
 callback answer, a text is echoed, a photo is thanked for, and "forget"
-deletes the bot's last message. ``echo`` says how a text is echoed (the
-round trip changes it to see the exported test fail)."""
+deletes the bot's last message. ``echo`` says how a text is echoed, and
+``clicks=False`` leaves the buttons dead (the round trip changes them to see
+the exported test fail)."""
 import threading
 
 import requests
@@ -12,8 +13,10 @@ KEYBOARD = {"inline_keyboard": [[{"text": "Yes", "callback_data": "yes"},
 
 
 class PromoBot:
-    def __init__(self, base_url: str, token: str, echo: str = "You said: {}"):
+    def __init__(self, base_url: str, token: str, echo: str = "You said: {}",
+                 clicks: bool = True):
         self.api, self.echo, self.offset, self.last_sent = f"{base_url}/v2", echo, 0, None
+        self.clicks = clicks   # False: the buttons do nothing
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
 
@@ -27,7 +30,7 @@ class PromoBot:
         self.last_sent = self.call("sendMessage", chat_id=chat_id, text=text, **extra)
 
     def handle(self, update: dict) -> None:
-        if "callback_query" in update:
+        if "callback_query" in update and self.clicks:
             query = update["callback_query"]
             self.call("editMessageText", chat_id=query["chat_id"], message_id=query["message_id"],
                       text=f"You picked {query['data']}")

@@ -2,8 +2,9 @@
 example bot on a running botsvc (Start with a parameter, a text, a click
 answered with an edit and an answer, a photo from the user, a deletion),
 exported as a pytest module, run green by an inner pytest on the plugin
-against a fresh installation of its own; then the bot answers differently
-and the same module fails naming the step, expected beside actual."""
+against a fresh installation of its own; then the bot answers differently,
+or not at all, and the same module fails naming the step, expected beside
+actual."""
 from __future__ import annotations
 
 import os
@@ -33,7 +34,8 @@ from promo_bot import PromoBot
 @pytest.fixture
 def bot_under_test(botsvc_bot):
     bot = PromoBot(botsvc_bot.base_url, botsvc_bot.token,
-                   echo=os.environ.get("PROMO_ECHO", "You said: {{}}"))
+                   echo=os.environ.get("PROMO_ECHO", "You said: {{}}"),
+                   clicks=os.environ.get("PROMO_DEAD_BUTTONS") != "1")
     stop = threading.Event()
     thread = threading.Thread(target=bot.run, args=(stop,), daemon=True)
     thread.start()
@@ -111,3 +113,15 @@ def test_a_conversation_becomes_a_test_that_catches_a_change(tmp_path, offline_s
                  "  expected: the bot sent a message: type='text', text='You said: hello'",
                  "  actual:   the bot sent a message: type='text', text='You wrote: hello'"):
         assert line in changed.stdout, changed.stdout
+
+    # A reaction that never comes: the buttons do nothing, and TIMEOUT (the
+    # one setting at the top of the module) is made short.
+    exported_file = folder / exported["file_name"]
+    exported_file.write_text(module.replace("\nTIMEOUT = 10 ", "\nTIMEOUT = 1 "))
+    silent = run_inner_pytest(folder, {**scanner, "PROMO_DEAD_BUTTONS": "1"})
+    assert silent.returncode == 1, silent.stdout + silent.stderr
+    for line in ("AssertionError: step 3 (user.click(bot_message(1), 'yes')), reaction 1:",
+                 "  expected: the bot edited a message: message=bot_message(1), type='text',"
+                 " text='You picked yes'",
+                 "  actual:   nothing within 1 s"):
+        assert line in silent.stdout, silent.stdout

@@ -64,7 +64,9 @@ def _place(place: dict) -> str:
 
 def _call(name: str, args: list[str], kwargs: dict[str, object]) -> str:
     """``name(args..., key=value...)``, Python literals, wrapped when long."""
-    parts = [*args, *(f"{k}={_literal(v)}" for k, v in kwargs.items() if v is not None)]
+    # A wrapped argument starts 8 columns in: its value fits what is left.
+    parts = [*args, *(f"{k}=" + _literal(v, LINE - 9 - len(k)).replace("\n", "\n" + " " * (len(k) + 1))
+                      for k, v in kwargs.items() if v is not None)]
     line = f"{name}({', '.join(parts)})"
     if len(line) + 4 <= LINE:
         return line
@@ -72,10 +74,10 @@ def _call(name: str, args: list[str], kwargs: dict[str, object]) -> str:
     return f"{name}(\n        {inner})"
 
 
-def _literal(value: object) -> str:
+def _literal(value: object, width: int = LINE - 12) -> str:
     if isinstance(value, str) and value.startswith("\0place:"):
         return value[len("\0place:"):]
-    return pprint.pformat(value, width=LINE - 12, sort_dicts=False)
+    return pprint.pformat(value, width=width, sort_dicts=False)
 
 
 def _action(action: dict, blobs: list[str]) -> list[str]:

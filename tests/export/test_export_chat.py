@@ -221,3 +221,18 @@ def test_a_webhook_bots_reactions_follow_its_deliveries(bot, operator, new_user,
     assert steps[1]["bot"][0] == {"reaction": "edit", "method": "editMessageText",
                                   "message": {"from": "bot", "index": 1}, "type": "text",
                                   "text": "Thanks", "reply_markup": KEYBOARD}
+
+
+def test_a_reply_names_its_message_by_place(bot, operator, new_user):
+    user = new_user()
+    chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
+    bot.ok("getUpdates")
+    hello = bot.ok("sendMessage", chat_id=chat_id, text="Hello")
+    operator("userSendMessage", user_id=user, bot_id=bot.id, text="hi there",
+             reply_to_message_id=hello["message_id"])
+    exported = transcript(operator, {"user_id": user, "bot_id": bot.id})
+    assert exported["steps"][1] == {"user": {"action": "say", "text": "hi there",
+                                             "reply_to": {"from": "bot", "index": 1}},
+                                    "bot": []}
+    module = operator("exportChat", user_id=user, bot_id=bot.id)["content"]
+    assert "    user.say('hi there', reply_to=bot_message(1))\n" in module

@@ -19,6 +19,9 @@ before the bot's previous reaction, and an answer follows its click.
 Bounded like a page of userGetChat: the newest ``MAX_ACTIONS`` actions of
 the chat (an index range of the journal) and the bot's kept call log (at
 most its newest 1,000 records), whatever the chat's length.
+
+A little over 300 lines, kept whole: reading the journal and the log, and
+the one walk that pairs them and numbers the messages, share their rules.
 """
 from __future__ import annotations
 

@@ -202,6 +202,12 @@ class CreatedUser(Result):
     user_id = fields.Integer(required=True)
 
 
+class ExportedChat(Result):
+    file_name = fields.String(required=True, metadata={
+        "description": "a name for the file: test_<bot>_conversation.py, or .json"})
+    content = fields.String(required=True, metadata={"description": "the file's UTF-8 text"})
+
+
 class StartedChat(Result):
     chat_id = Pattern(ecma(CHAT_ID), required=True)
     update_id = fields.Integer(required=True)

@@ -69,6 +69,8 @@ OPERATOR_COMMANDS = (
     OperatorCommand("bot-calls", "getBotCalls", ("bot_id",),
                     {"--limit": "limit", "--cursor": "cursor", "--method": "method"},
                     flags={"--failures-only": "failures_only"}),
+    OperatorCommand("export-chat", "exportChat", ("user_id", "bot_id"),
+                    {"--after": "after_message_id", "--format": "format"}),
 )
 URL_HELP = ("act on the botsvc server at this address through its operator API (with "
             "BOTSVC_ADMIN_TOKEN) instead of on BOTSVC_DATA_DIR; default: BOTSVC_URL")

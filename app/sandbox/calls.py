@@ -18,7 +18,7 @@ SANDBOX_METHODS = frozenset({
     "createBot", "rotateToken", "setBotDisabled", "setPlatformDisabled", "listBots",
     "createUser", "userStart", "userStop", "userBlock", "userSendMessage",
     "userClickButton", "userGetChat", "userSendMedia",
-    "getClock", "getWebhookDeliveries", "getBotCalls",
+    "getClock", "getWebhookDeliveries", "getBotCalls", "exportChat",
     "advanceClock", "injectFault", "clearFaults", "reset",
     "redeliverUpdate", "resendCall",
 })

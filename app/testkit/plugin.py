@@ -16,6 +16,8 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 - ``botsvc_bot``: a fresh bot (``token``, ``base_url`` for the bot under test).
 - ``botsvc_user``: a simulated user of ``botsvc_bot`` (``start()``, ``say()``,
   ``click()``, ``send_file()``, ``chat()``, ``recent()``, ``wait_for_message()``).
+- ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
+  conversation (exportChat) asks for it, and your conftest.py defines it.
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
@@ -104,3 +106,14 @@ def botsvc_bot(botsvc: Botsvc) -> TestBot:
 def botsvc_user(botsvc: Botsvc, botsvc_bot: TestBot) -> SimulatedUser:
     """A simulated user of ``botsvc_bot`` (who has not pressed Start yet)."""
     return botsvc.new_user(botsvc_bot)
+
+
+@pytest.fixture
+def bot_under_test():
+    """Your bot, running against ``botsvc_bot`` while a test runs: define it in
+    your conftest.py (this default only says so). An exported conversation
+    asks for it."""
+    pytest.fail(
+        "define a fixture named bot_under_test in your conftest.py: it starts your bot with"
+        " botsvc_bot.base_url and botsvc_bot.token (from the fixture botsvc_bot), yields"
+        " while the test runs, then stops it. See the botsvc docs, export.md.", pytrace=False)

@@ -205,6 +205,7 @@ def test_no_hot_query_scans_a_large_table(make_app, capture):
     labelled("getWebhookDeliveries", lambda: operator("getWebhookDeliveries", bot_id=bot.id))
     v2("deleteWebhook", drop_pending_updates=True)
     labelled("userGetChat", lambda: operator("userGetChat", user_id=users[0], bot_id=bot.id))
+    labelled("exportChat", lambda: operator("exportChat", user_id=users[0], bot_id=bot.id))
     person = client
     form = person.get("/sandbox/signin").text
     token = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)

@@ -12,7 +12,7 @@ def botsvc(data_dir, *args):
 
 
 def test_export_chat_prints_the_file_and_refuses_as_the_api_does(tmp_path):
-    for command in (("create-bot", "cli_export_bot"), ("create-user",),
+    for command in (("migrate",), ("create-bot", "cli_export_bot"), ("create-user",),
                     ("user-start", "1", "1", "--start-parameter", "promo"),
                     ("user-send", "1", "1", "hello")):
         assert botsvc(tmp_path, *command).returncode == 0

@@ -54,7 +54,7 @@ def test_a_polling_bot(person, bot):
     person.ok("userStart", user_id=user, bot_id=bot.id)
     person.ok("injectFault", bot_id=bot.id, method="getMe", error_code="RATE_LIMITED", count=3)
     seen = pulse(person, bot.id)
-    assert set(seen) == {"bot", "calls", "empty_polls", "last_poll_at", "recent_polls", "mode",
+    assert set(seen) == {"bot", "calls", "older_cursor", "empty_polls", "last_poll_at", "recent_polls", "mode",
                          "webhook", "deliveries", "failing_since", "faults", "clock"}
     assert seen["bot"] == {"id": bot.id, "username": "pulse_bot", "display_name": "Pulse",
                            "disabled": False}
@@ -68,7 +68,9 @@ def test_a_polling_bot(person, bot):
 def test_unknown_bot_and_bad_filters(person, bot):
     assert_invalid(person.client.get("/sandbox/bots/999/pulse"), "bot_id")
     for query, field in [({"failures_only": "yes"}, "failures_only"),
-                         ({"after_call": "-1"}, "after_call")]:
+                         ({"after_call": "-1"}, "after_call"),
+                         # declared by getBotCalls or not, a time that is not one is refused
+                         ({"since": "yesterday"}, "since")]:
         assert_invalid(person.client.get(f"/sandbox/bots/{bot.id}/pulse", query_string=query),
                        field)
 
@@ -126,3 +128,21 @@ def test_the_calls_newest_first_with_failures_and_filters(person, bot):
     assert [c["method"] for c in pulse(person, bot.id, after_call=newest)["calls"]] == ["getMe"]
     assert_invalid(person.client.get(f"/sandbox/bots/{bot.id}/pulse",
                                       query_string={"method": "noSuchMethod"}), "method")
+
+
+def test_a_burst_is_listed_whole_and_a_fresh_page_reaches_older_calls(person, bot):
+    bot.ok("getMe")
+    newest = pulse(person, bot.id)["calls"][0]["call_id"]
+    for _ in range(258):                     # more than a page of getBotCalls' reads
+        bot.ok("getMe")
+    burst = pulse(person, bot.id, after_call=newest)
+    ids = [c["call_id"] for c in burst["calls"]]
+    assert len(ids) == 258 and ids == sorted(ids, reverse=True) and min(ids) > newest
+    assert burst["older_cursor"] is None
+    fresh = pulse(person, bot.id)
+    assert len(fresh["calls"]) == 50
+    listed, cursor = fresh["calls"], fresh["older_cursor"]
+    while cursor:                            # the page's "Older calls", as it asks
+        older = person.ok("getBotCalls", bot_id=bot.id, limit=100, cursor=cursor)
+        listed, cursor = listed + older["calls"], older["next_cursor"]
+    assert [c["call_id"] for c in listed] == ids + [newest]

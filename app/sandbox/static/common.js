@@ -66,8 +66,11 @@ const Sandbox = (() => {
     return body.result;
   }
 
+  // To the sign-in form, which brings the person back to this page.
   function signedOut() {
-    location.assign(meta("sandbox-signin"));
+    const target = new URL(meta("sandbox-signin"), location.href);
+    target.searchParams.set("next", location.pathname + location.search);
+    location.assign(target);
   }
 
   // An error as a person reads it: the description, and the reason word of

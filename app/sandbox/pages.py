@@ -13,7 +13,7 @@ from botsvc import clock
 from botsvc.api.registry import METHODS as API_METHODS
 from botsvc.db import get_db
 from botsvc.domain import bots, faults
-from botsvc.sandbox import bp, overview, settings
+from botsvc.sandbox import bp, calls, overview, settings
 
 # The users the sidebar offers (the newest; the one open is always there).
 USERS_LISTED = 200
@@ -32,6 +32,7 @@ def page_values() -> dict:
 
 def _pulse_values(bot: dict) -> dict:
     return {"pulse_bot": bot, "api_methods": sorted(API_METHODS),
+            "call_filters": sorted(calls.schema_fields("getBotCalls") - {"bot_id", "limit", "cursor"}),
             "fault_codes": [code.value for code in faults.INJECTABLE_CODES]}
 
 

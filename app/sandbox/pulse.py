@@ -7,9 +7,11 @@ alive and what it did. ``GET bots/<bot>/pulse`` answers, for the bot:
   on a first read, with ``older_cursor``: getBotCalls' cursor to the ones
   before them (null when there are none), which the page pages with through
   getBotCalls itself. Filtered as getBotCalls filters: the query's filters
-  are handed to its schema, which judges them (``_call_filters``); with
-  ``empty_polls`` and ``last_poll_at``, and ``recent_polls``: the recorded
-  getUpdates calls of the last minute;
+  are handed to its schema, which judges them (``_call_filters``), with
+  getBotCalls' ``detail`` where it has it; with ``empty_polls`` and
+  ``last_poll_at``, and ``recent_polls``: the recorded getUpdates calls of
+  the last 10 s (the page adds the empty polls it sees counted meanwhile:
+  the polling rate);
 - ``mode`` (``webhook`` or ``polling``), ``webhook`` (getWebhookInfo's
   fields: url, pending_update_count, the last error and success), the
   newest webhook delivery attempts (getWebhookDeliveries) and
@@ -37,8 +39,11 @@ CALLS_SHOWN = 50
 CALLS_PAGE = 100
 CALLS_PAGES_MAX = 10
 DELIVERIES_SHOWN = 20
-# getUpdates records read to count the recorded polls of the last minute.
+# getUpdates records read to count the recorded polls of the rate's window.
 RECENT_POLLS_COUNTED = 100
+# The polling rate's window: short, so that the rate follows a bot that
+# starts or stops within seconds (a minute's count lagged up to 60 s).
+RATE_WINDOW_S = 10
 
 
 def failing_since(deliveries: list[dict]) -> int | None:
@@ -78,6 +83,8 @@ def _call_filters() -> dict:
         params[name] = convert(value)
     if params.get("failures_only") is False:
         del params["failures_only"]
+    if "detail" in declared:   # error parameters, injected marks, cut previews
+        params["detail"] = True
     return params
 
 
@@ -130,7 +137,7 @@ def bot_pulse(bot_id: int) -> Response:
                 "display_name": bot["display_name"], "disabled": bool(bot["disabled"])},
         "calls": listed, "older_cursor": log["next_cursor"],
         "empty_polls": log["empty_polls"], "last_poll_at": log["last_poll_at"],
-        "recent_polls": sum(1 for c in polls if c["date"] >= now - 60),
+        "recent_polls": sum(1 for c in polls if c["date"] >= now - RATE_WINDOW_S),
         "mode": "webhook" if info["url"] else "polling",
         "webhook": info,
         "deliveries": deliveries,

@@ -26,7 +26,9 @@
     const bottom = el("span", "entry-bottom");
     const unread = el("span", "unread");
     unread.hidden = true;
-    bottom.append(el("span", "entry-preview"), unread);
+    const preview = el("span", "entry-preview");
+    preview.dir = "auto";
+    bottom.append(preview, unread);
     entry.append(top, bottom);
     link.append(avatar, entry);
     item.append(link);
@@ -36,6 +38,7 @@
   }
 
   function show(entries) {
+    let unreadTotal = 0;
     for (const e of entries) {
       const item = entryFor(e.bot_id, e.display_name);
       const preview = item.querySelector(".entry-preview");
@@ -55,7 +58,10 @@
       const open = item.querySelector("a[aria-current]");
       unread.hidden = !e.unread || Boolean(open);
       unread.textContent = e.unread >= 100 ? "99+" : String(e.unread);
+      if (!open) unreadTotal += e.unread;
     }
+    // The tab tells of unread messages while the person looks elsewhere.
+    Sandbox.titleMark("unread", unreadTotal ? `(${unreadTotal > 99 ? "99+" : unreadTotal})` : "");
   }
 
   async function poll() {

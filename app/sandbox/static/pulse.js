@@ -1,9 +1,12 @@
-// The bot's pulse, live: its calls as they happen (failures highlighted with
-// their description, filters by method and failures only), how it gets its
-// updates (the last poll and the polling rate, or the webhook's attempts and
-// since when it fails), its pending updates; with the testing tools, the
-// service clock, its faults and reset. One GET every second; the calls come
-// as "newer than the newest held".
+// The bot's pulse, live: its calls as they happen, every one (the pulse
+// reads back to the newest held: a burst leaves no gap), older ones page by
+// page (getBotCalls' cursor); filters (getBotCalls' own: method, failures,
+// and chat, time and text where it has them), Pause and Clear view (the
+// list, never the log), as a browser's Network panel has. How it gets its
+// updates (the last poll and a 10-s polling rate, or the webhook's attempts
+// and since when it fails), its pending updates, and the page's health
+// banner: not polling while updates wait, the webhook failing. With the
+// testing tools: the service clock, its faults and reset. One GET a second.
 "use strict";
 
 (() => {
@@ -11,9 +14,13 @@
   if (!root) return;
   const $ = (id) => document.getElementById(id);
   const botId = Number(root.dataset.botId);
-  const POLL_MS = 1000, HIDDEN_POLL_MS = 5000, KEPT = 200, RATE_WINDOW_S = 60;
-  let newestCall = 0, now = 0, filters = "";
+  const POLL_MS = 1000, HIDDEN_POLL_MS = 5000, RATE_WINDOW_S = 10, STALLED_S = 60;
+  // Rows the list holds at most (the log keeps 1,000 a bot; older pages add).
+  const KEPT = 3000;
+  let newestCall = 0, now = 0, offset = 0, filters = "", olderCursor = null, paused = false;
+  let held = [];        // calls come while paused, newest first: shown on resume
   const samples = [];   // [machine ms, empty_polls]
+  const declared = new Set(($("feed-filters").dataset.filters || "").split(" ").filter(Boolean));
 
   const el = Sandbox.el;
 
@@ -40,11 +47,26 @@
     const head = el("button", "call-line");
     head.type = "button";
     head.setAttribute("aria-expanded", "false");
-    head.append(el("time", "call-time", clockTime(call.date)), el("b", "call-method", call.method),
+    const time = el("time", "call-time", clockTime(call.date));
+    head.append(time, el("b", "call-method", call.method),
       el("span", `call-status ${call.ok ? "ok" : "failed"}`, call.ok ? String(call.http_status)
         : `${call.http_status} ${call.error_code}`),
       el("span", "call-duration muted", `${Math.round(call.duration_ms)} ms`));
     if (call.replayed) head.append(el("span", "pill", "replayed"));
+    if (call.injected && typeof Inspector !== "undefined") head.append(Inspector.injectedPill(call.injected));
+    else if (call.injected) head.append(el("span", "pill warn injected", "injected"));
+    if (call.params_preview || (call.cut_fields || []).length) {
+      const cut = el("span", "pill cut", "cut");
+      cut.title = `Too large to keep whole: ${(call.cut_fields || []).join(", ") || "its parameters"} kept as a preview`;
+      head.append(cut);
+    }
+    // After advanceClock the service's dates run ahead of the wall clock: say so.
+    if (offset > 0) {
+      const ahead = el("span", "pill clock-ahead", `clock +${span(offset)}`);
+      ahead.title = "The service clock runs this far ahead of the machine's (advanceClock): this time is the service's";
+      head.append(ahead);
+      time.classList.add("ahead");
+    }
     item.append(head);
     if (!call.ok && call.description) item.append(el("p", "call-description", call.description));
     head.addEventListener("click", () => {
@@ -56,30 +78,120 @@
     return item;
   }
 
+  const span = (seconds) => (seconds < 3600 ? `${Math.round(seconds / 60)} min`
+    : seconds < 86400 ? `${Math.round(seconds / 3600)} h` : `${Math.round(seconds / 86400)} d`);
+
   function showCalls(calls) {
-    const feed = $("feed");
     const fresh = calls.filter((c) => c.call_id > newestCall);
     if (!fresh.length) return;
     newestCall = Math.max(newestCall, ...fresh.map((c) => c.call_id));
     // Newest first, as getBotCalls lists them.
-    feed.prepend(...fresh.sort((a, b) => b.call_id - a.call_id).map(callItem));
-    while (feed.children.length > KEPT) feed.lastElementChild.remove();
-    $("feed-empty").hidden = true;
+    fresh.sort((a, b) => b.call_id - a.call_id);
+    if (paused) {
+      held = fresh.concat(held);
+      showHeld();
+      return;
+    }
+    addNewest(fresh);
+  }
+
+  function addNewest(calls) {
+    const feed = $("feed");
+    feed.prepend(...calls.map(callItem));
+    if (feed.children.length > KEPT) {
+      while (feed.children.length > KEPT) feed.lastElementChild.remove();
+      olderCursor = null;   // the oldest rows are gone: Clear view to start again
+      $("feed-older").hidden = true;
+    }
+    $("feed-empty").hidden = feed.children.length > 0;
+  }
+
+  function showHeld() {
+    $("feed-held").hidden = !paused;
+    $("feed-held").textContent = `Paused: ${held.length} new call${held.length === 1 ? "" : "s"}`
+      + " held, shown when you resume.";
+  }
+
+  function setPaused(on) {
+    paused = on;
+    $("feed-pause").textContent = on ? "Resume" : "Pause";
+    $("feed-pause").setAttribute("aria-pressed", String(on));
+    if (!on && held.length) addNewest(held);
+    if (!on) held = [];
+    showHeld();
+  }
+
+  // The list only: the log keeps every call (a fresh page shows them again).
+  function clearView() {
+    held = [];
+    olderCursor = null;
+    $("feed").replaceChildren();
+    $("feed-older").hidden = true;
+    $("feed-empty").hidden = false;
+    $("feed-empty").textContent = "Cleared. New calls appear here as they happen.";
+    showHeld();
+  }
+
+  // getBotCalls' own parameters for the filters set (JSON values, as its
+  // schema takes them), for the older pages read through it.
+  function filterParams() {
+    const params = {};
+    for (const [name, value] of new URLSearchParams(filters)) {
+      params[name] = name === "failures_only" ? true
+        : name === "since" || name === "until" ? Number(value)
+          : name === "chat_id" && /^-?\d{1,18}$/.test(value) ? Number(value) : value;
+    }
+    if (declared.has("detail")) params.detail = true;
+    return params;
+  }
+
+  async function loadOlder() {
+    if (!olderCursor) return;
+    const button = $("feed-older");
+    const asked = filters;
+    button.disabled = true;
+    try {
+      const page = await Sandbox.api("getBotCalls", {bot_id: botId, limit: 100, cursor: olderCursor,
+        ...filterParams()});
+      if (asked !== filters) return;
+      const feed = $("feed");
+      const shown = new Set([...feed.children].map((li) => li.dataset.callId));
+      feed.append(...page.calls.filter((c) => !shown.has(String(c.call_id))).map(callItem));
+      olderCursor = page.next_cursor;
+      button.hidden = !olderCursor;
+    } catch (e) {
+      Sandbox.toast(Sandbox.describe(e), "error");
+    } finally {
+      button.disabled = false;
+    }
   }
 
   // -- vitals ----------------------------------------------------------------------
 
-  // Polls per minute: the empty ones, counted by the service, over the
-  // samples of up to the last minute; and the recorded ones (updates came,
-  // or the call failed) of the last minute, which the service lists.
+  // Polls per minute over the last 10 s (a minute's count lagged up to a
+  // minute behind a bot that starts or stops): the empty ones, counted by
+  // the service, over the page's samples of the window; and the recorded
+  // ones (updates came, or the call failed) of the window, which it lists.
+  // Beside it, the time since the last poll says at once that polls stopped.
   function pollingRate(pulse) {
     const at = performance.now();
     samples.push([at, pulse.empty_polls]);
-    while (samples.length > 2 && at - samples[0][0] > RATE_WINDOW_S * 1000) samples.shift();
+    while (samples.length > 2 && at - samples[1][0] >= RATE_WINDOW_S * 1000) samples.shift();
     const seconds = (at - samples[0][0]) / 1000;
-    if (seconds < 3) return "measuring\u2026";
-    const perMinute = ((pulse.empty_polls - samples[0][1]) / seconds) * 60 + pulse.recent_polls;
-    return `${perMinute < 10 ? perMinute.toFixed(1) : Math.round(perMinute)} per minute`;
+    if (seconds < 2) return "measuring\u2026";
+    const perMinute = ((pulse.empty_polls - samples[0][1]) / seconds) * 60
+      + pulse.recent_polls * (60 / RATE_WINDOW_S);
+    return `${perMinute < 10 ? perMinute.toFixed(1) : Math.round(perMinute)} per minute (last 10 s)`;
+  }
+
+  // Updates wait and the bot has not asked for them for a minute: the bot
+  // is down, or polls another installation.
+  function stalled(pulse) {
+    if (pulse.mode !== "polling" || !pulse.webhook.pending_update_count) return null;
+    if (pulse.last_poll_at !== null && now - pulse.last_poll_at < STALLED_S) return null;
+    const count = pulse.webhook.pending_update_count;
+    return `${count} update${count === 1 ? "" : "s"} waiting, and the bot has not polled `
+      + (pulse.last_poll_at === null ? "at all" : `for ${ago(pulse.last_poll_at).replace(/ ago$/, "")}`);
   }
 
   function showVitals(pulse) {
@@ -90,6 +202,14 @@
     $("vital-rate-box").hidden = webhook;
     if (!webhook) $("vital-rate").textContent = pollingRate(pulse);
     $("vital-pending").textContent = String(pulse.webhook.pending_update_count);
+    const stall = stalled(pulse);
+    $("vital-stalled-box").hidden = !stall;
+    $("vital-stalled").textContent = stall || "";
+    const name = pulse.bot.display_name;
+    Sandbox.health("not-polling", stall && `${name}: ${stall}.`);
+    Sandbox.health("webhook-failing", pulse.failing_since === null ? null
+      : `${name}: the webhook has been failing since ${clockTime(pulse.failing_since)}`
+        + ` (${ago(pulse.failing_since)})${pulse.webhook.last_error ? `: ${pulse.webhook.last_error}` : ""}.`);
     $("vital-webhook-box").hidden = !webhook;
     $("vital-webhook").textContent = pulse.webhook.url;
     const failing = pulse.failing_since !== null;
@@ -160,10 +280,10 @@
 
   // -- polling ---------------------------------------------------------------------
 
-  let timer = null, inFlight = false;
+  let timer = null, inFlight = false, again = false;
 
   async function poll() {
-    if (inFlight) return;
+    if (inFlight) { again = true; return; }   // asked again meanwhile: once more after
     inFlight = true;
     clearTimeout(timer);
     let delay = document.hidden ? HIDDEN_POLL_MS : POLL_MS;
@@ -175,6 +295,13 @@
       const pulse = await Sandbox.getJSON(target);
       if (asked === filters) {
         now = pulse.clock.now;
+        offset = pulse.clock.offset || 0;
+        Sandbox.setServiceNow(now);
+        $("feed-error").hidden = true;
+        if (pulse.older_cursor !== undefined && newestCall === 0) {
+          olderCursor = pulse.older_cursor;
+          $("feed-older").hidden = !olderCursor;
+        }
         showCalls(pulse.calls);
         showVitals(pulse);
         showTools(pulse);
@@ -184,28 +311,56 @@
         $("feed-empty").hidden = false;
         $("feed-empty").textContent = "This bot no longer exists (the installation was reset?).";
         delay = null;   // nothing more to ask
+      } else if (e.code === "INVALID_PARAMETER" && asked === filters && filters) {
+        $("feed-error").textContent = Sandbox.describe(e);   // a filter getBotCalls refuses
+        $("feed-error").hidden = false;
+        delay = 3000;
       } else {
         delay = 3000;
       }
     } finally {
       inFlight = false;
+      if (again) delay = 0;
+      again = false;
+      clearTimeout(timer);
       if (delay !== null) timer = setTimeout(poll, delay);
     }
   }
+
+  // A datetime-local field's value as Unix seconds ("" when empty).
+  const unixOf = (field) => (field && field.value ? String(Math.floor(new Date(field.value).getTime() / 1000)) : "");
 
   function setFilters() {
     const params = new URLSearchParams();
     if ($("feed-method").value) params.set("method", $("feed-method").value);
     if ($("feed-failures").checked) params.set("failures_only", "1");
+    if ($("feed-chat") && $("feed-chat").value.trim()) params.set("chat_id", $("feed-chat").value.trim());
+    if ($("feed-search") && $("feed-search").value) params.set("search", $("feed-search").value);
+    if (unixOf($("feed-since"))) params.set("since", unixOf($("feed-since")));
+    if (unixOf($("feed-until"))) params.set("until", unixOf($("feed-until")));
     filters = params.toString();
     newestCall = 0;
+    olderCursor = null;
+    held = [];
     $("feed").replaceChildren();
+    $("feed-older").hidden = true;
     $("feed-empty").hidden = false;
-    poll();
+    $("feed-empty").textContent = "No calls match.";
+    showHeld();
+    poll();   // an answer for the old filters is dropped when it comes
   }
 
-  $("feed-method").addEventListener("change", setFilters);
-  $("feed-failures").addEventListener("change", setFilters);
+  let typing = null;
+  $("feed-filters").addEventListener("change", setFilters);
+  $("feed-filters").addEventListener("input", (event) => {
+    if (event.target.type !== "search" && event.target.name !== "chat_id") return;
+    clearTimeout(typing);
+    typing = setTimeout(setFilters, 300);
+  });
+  $("feed-filters").addEventListener("submit", (event) => { event.preventDefault(); setFilters(); });
+  $("feed-pause").addEventListener("click", () => setPaused(!paused));
+  $("feed-clear").addEventListener("click", clearView);
+  $("feed-older").addEventListener("click", loadOlder);
   document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(); });
   wireTools();
   poll();

@@ -14,7 +14,9 @@ form-encoded call as a form; a 16,384-byte text offers no made-up command; an
 answered click offers none, an unanswered one only its id; an edit has its
 own; a toast never takes a click meant for the chat; the inspector comes
 into view when the pane was scrolled down to the calls; another chat's
-unread count is in the title; at 390 px a failed call's method is not cut.
+unread count is in the title; two days on by the service clock the sidebar
+shows dates and the names keep their room; a failing webhook raises a
+banner; at 390 px a failed call's method is not cut.
 The server stopped: a banner says it cannot be reached.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ import requests
 from selenium.webdriver.common.by import By
 
 from botsvc.devkit.paths import REPO
+from botsvc.devkit.receivers import Receiver, statuses
 from botsvc.devkit.servers import running_server
 from tests.sandbox import test_sandbox_browser as walk
 from tests.sandbox.test_sandbox_browser import SLOW_DEADLINE, Bot, shown, sign_in, wait_for
@@ -74,7 +77,7 @@ def inspect(driver, css: str, title_part: str) -> None:
 
 def test_the_sandbox_as_an_instrument(browser, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
-    with running_server(tmp_path, BOTSVC_TEST_TOOLS=1) as server:
+    with running_server(tmp_path, BOTSVC_TEST_TOOLS=1, BOTSVC_WEBHOOK_ALLOW_PRIVATE=1) as server:
         base = server.base_url
         created = operator(server, "createBot", username="probe_bot", display_name="Probe")
         bot, bot_id = Bot(base, created["token"]), created["bot"]["id"]
@@ -234,6 +237,28 @@ def test_the_sandbox_as_an_instrument(browser, tmp_path):
         wait_for(browser, lambda d: d.title.startswith("(1) "), SLOW_DEADLINE,
                  "the unread count in the title")
         browser.save_screenshot(str(ARTIFACTS / "sandbox-instrument.png"))
+
+        # -- two days on by the service clock: the sidebar shows dates, names keep their room
+        operator(server, "advanceClock", seconds=2 * 86400)
+        entry = f"#chat-list li[data-bot-id='{other['bot']['id']}']"
+        wait_for(browser, lambda d: ":" not in d.find_element(
+            By.CSS_SELECTOR, f"{entry} .entry-time").text, SLOW_DEADLINE, "a date, not a time")
+        assert browser.execute_script(
+            "const n = document.querySelector(arguments[0] + ' .entry-name');"
+            "return n.scrollWidth <= n.clientWidth", entry)
+
+        # -- the webhook failing: a banner, since when
+        receiver = Receiver(None, statuses(500))
+        try:
+            bot.call("setWebhook", url=f"http://127.0.0.1:{receiver.port}/hook",
+                     secret_token="a-secret-token-of-16")
+            operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id, text="hook?")
+            shown(browser, "#health:not([hidden]) [data-issue='webhook-failing']", SLOW_DEADLINE)
+            assert "Probe: the webhook has been failing since" in browser.find_element(
+                By.ID, "health").text
+            bot.call("deleteWebhook")
+        finally:
+            receiver.close()
 
         # -- at 390 px a failed call's method name is whole
         bot.fail("sendMessage", chat_id=chat_id, text="")

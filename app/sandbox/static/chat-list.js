@@ -7,7 +7,7 @@
   const list = document.getElementById("chat-list");
   if (!list) return;
   const POLL_MS = 2000, HIDDEN_POLL_MS = 10000;
-  let version = null;
+  let version = null, day = null;
 
   const el = Sandbox.el;
 
@@ -72,6 +72,11 @@
       const answer = await Sandbox.getJSON(url);
       if (answer.changed) show(answer.entries);
       version = answer.version;
+      // The service's day moved on (midnight, or advanceClock): "today"'s
+      // times become dates.
+      const today = Sandbox.serviceNow().toDateString();
+      if (day !== null && day !== today) Sandbox.localTimes(list);
+      day = today;
     } catch (e) {
       delay = 5000;
     }

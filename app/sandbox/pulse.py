@@ -34,10 +34,12 @@ from botsvc.errors import invalid
 from botsvc.sandbox import bp, calls, json_ok, settings
 
 CALLS_SHOWN = 50
-# A burst newer than the newest call the page holds is read in pages of this
-# many, back to that call: at most the call log's 1,000 kept records.
+# The calls newer than the newest the page holds: a first page this small
+# (a poll a second usually finds none or a few), then pages of CALLS_PAGE
+# back to that call: at most the call log's 1,000 kept records.
+CALLS_FIRST_PAGE = 10
 CALLS_PAGE = 100
-CALLS_PAGES_MAX = 10
+CALLS_PAGES_MAX = 11   # 10 + 10 x 100: every one of the 1,000 kept
 DELIVERIES_SHOWN = 20
 # getUpdates records read to count the recorded polls of the rate's window.
 RECENT_POLLS_COUNTED = 100
@@ -98,7 +100,8 @@ def _calls_since(bot_id: int, after_call: int, filters: dict) -> tuple[dict, lis
     found: list[dict] = []
     cursor = first = None
     for _ in range(CALLS_PAGES_MAX):
-        params = {"bot_id": bot_id, "limit": CALLS_PAGE, **filters}
+        params = {"bot_id": bot_id, "limit": CALLS_PAGE if cursor else CALLS_FIRST_PAGE,
+                  **filters}
         if cursor:
             params["cursor"] = cursor
         answer = calls.run("getBotCalls", params)

@@ -135,7 +135,7 @@ def test_the_calls_newest_first_with_failures_and_filters(person, bot):
 def test_a_burst_is_listed_whole_and_a_fresh_page_reaches_older_calls(person, bot):
     bot.ok("getMe")
     newest = pulse(person, bot.id)["calls"][0]["call_id"]
-    for _ in range(258):                     # more than a page of getBotCalls' reads
+    for _ in range(258):                     # more than a few of getBotCalls' pages
         bot.ok("getMe")
     burst = pulse(person, bot.id, after_call=newest)
     ids = [c["call_id"] for c in burst["calls"]]

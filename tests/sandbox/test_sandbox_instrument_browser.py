@@ -17,7 +17,8 @@ into view when the pane was scrolled down to the calls; another chat's
 unread count is in the title; two days on by the service clock the sidebar
 shows dates and the names keep their room; a failing webhook raises a
 banner; at 390 px a failed call's method is not cut.
-The server stopped: a banner says it cannot be reached.
+The server stopped: a banner says it cannot be reached, and so does an
+action's toast (never "Failed to fetch").
 """
 from __future__ import annotations
 
@@ -274,4 +275,8 @@ def test_the_sandbox_as_an_instrument(browser, tmp_path):
         server.stop()
         shown(browser, "#health:not([hidden]) [data-issue='unreachable']", SLOW_DEADLINE)
         assert "cannot be reached" in browser.find_element(By.ID, "health").text
+        click_js(browser, "#tools [data-advance='60']")   # an action says so too
+        wait_for(browser, lambda d: any(t.text == "The server cannot be reached" for t in
+                                        d.find_elements(By.CSS_SELECTOR, ".toast.error")),
+                 SLOW_DEADLINE, "the action's toast")
         assert burst_s < 30

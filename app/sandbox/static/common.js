@@ -28,29 +28,34 @@ const Sandbox = (() => {
   async function api(method, params = {}) {
     const url = meta("sandbox-api").replace(/_$/, encodeURIComponent(method));
     const isForm = params instanceof FormData;
-    const response = await fetch(url, {
+    return unwrap(await reach(url, {
       method: "POST",
       credentials: "same-origin",
       headers: isForm ? {"X-CSRF-Token": meta("csrf-token")}
         : {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
       body: isForm ? params : JSON.stringify(params),
-    });
-    return unwrap(response);
+    }));
   }
 
-  // GET a sandbox JSON answer (the pages' polls); its result, or ApiError.
-  // Every poll passes here: whether the server answers at all is told here.
-  async function getJSON(url) {
+  // fetch, telling the page's health whether the server answered at all: a
+  // person reads "The server cannot be reached", never "Failed to fetch".
+  async function reach(url, options) {
     let response;
     try {
-      response = await fetch(url, {credentials: "same-origin", cache: "no-store"});
+      response = await fetch(url, options);
     } catch (e) {
       unreachable(true);
       throw new ApiError({description: "The server cannot be reached"}, 0);
     }
     // 502-504: the front door answers for a service that does not.
     unreachable(response.status >= 502 && response.status <= 504);
-    return unwrap(response);
+    return response;
+  }
+
+  // GET a sandbox JSON answer (the pages' polls); its result, or ApiError.
+  // Every poll passes here: whether the server answers at all is told here.
+  async function getJSON(url) {
+    return unwrap(await reach(url, {credentials: "same-origin", cache: "no-store"}));
   }
 
   // -- health: a banner and the tab's title -------------------------------------
@@ -102,12 +107,11 @@ const Sandbox = (() => {
 
   // POST JSON to a sandbox route with the session's CSRF token.
   async function post(url, params) {
-    const response = await fetch(url, {
+    return unwrap(await reach(url, {
       method: "POST", credentials: "same-origin",
       headers: {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
       body: JSON.stringify(params),
-    });
-    return unwrap(response);
+    }));
   }
 
   async function unwrap(response) {

@@ -148,3 +148,24 @@ def test_a_burst_is_listed_whole_and_a_fresh_page_reaches_older_calls(person, bo
         older = person.ok("getBotCalls", bot_id=bot.id, limit=100, cursor=cursor)
         listed, cursor = listed + older["calls"], older["next_cursor"]
     assert [c["call_id"] for c in listed] == ids + [newest]
+
+
+def test_query_filters_become_getbotcalls_values(app, monkeypatch):
+    """The query's texts become the JSON values getBotCalls' schema takes;
+    which filters exist is the schema's to say (here: all of them)."""
+    from botsvc.sandbox import calls
+    from botsvc.sandbox import pulse as pulse_route
+
+    monkeypatch.setattr(calls, "schema_fields", lambda name: frozenset(
+        {"bot_id", "method", "failures_only", "chat_id", "since", "until", "search", "detail"}))
+    query = {"method": "sendMessage", "failures_only": "1", "chat_id": "-100123",
+             "since": "1700000000", "until": "1700000600", "search": "@alice"}
+    with app.test_request_context("/", query_string=query):
+        assert pulse_route._call_filters() == {
+            "method": "sendMessage", "failures_only": True, "chat_id": -100123,
+            "since": 1700000000, "until": 1700000600, "search": "@alice", "detail": True}
+    # text stays text, for the schema to refuse; "0" and empty values are no filter
+    with app.test_request_context("/", query_string={"chat_id": "vc_ab", "since": "soon",
+                                                     "failures_only": "0", "search": ""}):
+        assert pulse_route._call_filters() == {"chat_id": "vc_ab", "since": "soon",
+                                               "detail": True}

@@ -169,3 +169,15 @@ def test_query_filters_become_getbotcalls_values(app, monkeypatch):
                                                      "failures_only": "0", "search": ""}):
         assert pulse_route._call_filters() == {"chat_id": "vc_ab", "since": "soon",
                                                "detail": True}
+
+
+def test_the_polling_rate_counts_the_last_10_seconds(person, bot):
+    user = person.ok("createUser")["user_id"]
+    person.ok("userStart", user_id=user, bot_id=bot.id)
+    assert bot.ok("getUpdates")                      # recorded: it had an update
+    assert pulse(person, bot.id)["recent_polls"] == 1
+    person.ok("advanceClock", seconds=9)
+    assert pulse(person, bot.id)["recent_polls"] == 1
+    person.ok("advanceClock", seconds=2)             # 11 s on: out of the window at once
+    seen = pulse(person, bot.id)
+    assert seen["recent_polls"] == 0 and seen["last_poll_at"] <= seen["clock"]["now"] - 11

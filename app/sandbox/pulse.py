@@ -99,9 +99,12 @@ def _calls_since(bot_id: int, after_call: int, filters: dict) -> tuple[dict, lis
         return first, first["calls"]
     found: list[dict] = []
     cursor = first = None
+    # Where getBotCalls can bound its read itself, it does (one index range).
+    bound = ({"after_call_id": after_call}
+             if "after_call_id" in calls.schema_fields("getBotCalls") else {})
     for _ in range(CALLS_PAGES_MAX):
         params = {"bot_id": bot_id, "limit": CALLS_PAGE if cursor else CALLS_FIRST_PAGE,
-                  **filters}
+                  **filters, **bound}
         if cursor:
             params["cursor"] = cursor
         answer = calls.run("getBotCalls", params)

@@ -66,7 +66,10 @@ def guard():
     if g.sandbox_session is None:
         if request.endpoint in JSON_ENDPOINTS:
             raise ApiError(ErrorCode.UNAUTHORIZED, "Sign in to the sandbox first")
-        return redirect(url_for("sandbox.signin"))
+        # Back to this page once signed in (a page, never a change).
+        back = request.full_path.rstrip("?") if request.method == "GET" else None
+        back = None if back == url_for("sandbox.home") else back
+        return redirect(url_for("sandbox.signin", next=back))
     if request.method not in ("GET", "HEAD") and not sessions.csrf_matches(
             g.sandbox_session, presented_csrf_token()):
         raise ApiError(ErrorCode.CSRF_FAILED, "This request lacks the page's CSRF token;"

@@ -30,11 +30,25 @@ def _set_cookie(response: Response, name: str, value: str, path: str) -> None:
                         secure=_secure())
 
 
+def _return_to() -> str:
+    """Where the person was before signing in (a GET of a sandbox page, from
+    the query or the form's copy of it); else the chats. Only a path of this
+    sandbox: never another site (``//host``, ``/\\host``), never a JSON route."""
+    wanted = request.values.get("next", "")
+    home = url_for("sandbox.home")
+    if (not wanted.startswith(home) or "\\" in wanted or wanted.startswith("//")
+            or any(ord(c) < 0x20 for c in wanted) or len(wanted) > 2000):
+        return home
+    return wanted
+
+
 def _signin_page(message: str | None, status: int, notice: str | None = None,
                  retry_after: int | None = None) -> Response:
     form_token = secrets.token_urlsafe(32)
-    response = make_response(render_template("sandbox/signin.html", form_token=form_token,
-                                             message=message, notice=notice), status)
+    next_path = _return_to()
+    response = make_response(render_template(
+        "sandbox/signin.html", form_token=form_token, message=message, notice=notice,
+        next_path=None if next_path == url_for("sandbox.home") else next_path), status)
     _set_cookie(response, SIGNIN_COOKIE, form_token, url_for("sandbox.signin"))
     if retry_after is not None:
         response.headers["Retry-After"] = str(retry_after)
@@ -68,7 +82,7 @@ def signin():
         return _signin_page("That is not the admin token of this installation "
                             "(the BOTSVC_ADMIN_TOKEN setting).", 401)
     session_id, _ = sessions.open_session(conn, fingerprint())
-    response = redirect(url_for("sandbox.home"), 303)
+    response = redirect(_return_to(), 303)
     _set_cookie(response, SESSION_COOKIE, session_id, url_for("sandbox.home"))
     response.delete_cookie(SIGNIN_COOKIE, path=url_for("sandbox.signin"))
     return response

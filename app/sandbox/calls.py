@@ -30,6 +30,11 @@ def is_callable(name: str) -> bool:
             and (not method.test_tool or current_app.config["SETTINGS"].test_tools))
 
 
+def schema_fields(name: str) -> frozenset[str]:
+    """The parameters operator method ``name`` declares (its one schema)."""
+    return frozenset(OPERATOR_METHODS[name].schema.fields)
+
+
 def run(name: str, body: RequestBody | dict):
     """Run operator method ``name`` on a parsed request body (or plain params)."""
     if not is_callable(name):

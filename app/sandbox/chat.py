@@ -163,7 +163,8 @@ def calls_about(bot_id: int, chat_id: str, message_id: int) -> list[dict]:
 
 
 def _relation(call: dict, chat_id: str, message_id: int) -> str | None:
-    params = call.get("params") or {}
+    # A call too large to keep whole keeps a preview of each field (its chat_id too).
+    params = call.get("params") or call.get("params_preview") or {}
     if params.get("chat_id") not in (None, chat_id):
         return None
     result = call.get("result")

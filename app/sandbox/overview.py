@@ -10,6 +10,9 @@ from botsvc.domain import bots, broadcasts, chats, webhooks
 from botsvc.sandbox import calls
 
 RECENT_BROADCASTS = 5
+# A sidebar line shows about 40 characters: a 16 KB text is not sent whole
+# to every chat list poll.
+PREVIEW_MAX_CHARS = 120
 PREVIEW_LABELS = {"photo": "Photo", "video": "Video", "animation": "GIF", "audio": "Audio",
                   "voice": "Voice message", "document": "File", "card": "Card"}
 
@@ -51,10 +54,14 @@ def preview(message: dict | None) -> str:
     if message is None:
         return ""
     if message["type"] == "text":
-        return message["text"]
+        return _bounded(message["text"])
     label = PREVIEW_LABELS.get(message["type"], message["type"])
     detail = message.get("caption") or (message.get("card") or {}).get("title") or ""
-    return f"{label}: {detail}" if detail else label
+    return _bounded(f"{label}: {detail}" if detail else label)
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= PREVIEW_MAX_CHARS else text[:PREVIEW_MAX_CHARS - 1] + "\u2026"
 
 
 def users(conn: sqlite3.Connection, limit: int) -> list[dict]:

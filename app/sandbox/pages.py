@@ -7,12 +7,13 @@ a new bot's token reaches the browser once, in the answer to that call.
 """
 from __future__ import annotations
 
-from flask import g, render_template, request, url_for
+from flask import g, redirect, render_template, request, url_for
 
+from botsvc import clock
 from botsvc.api.registry import METHODS as API_METHODS
 from botsvc.db import get_db
 from botsvc.domain import bots, faults
-from botsvc.sandbox import bp, overview, settings
+from botsvc.sandbox import bp, calls, overview, settings
 
 # The users the sidebar offers (the newest; the one open is always there).
 USERS_LISTED = 200
@@ -23,11 +24,15 @@ def page_values() -> dict:
     session = getattr(g, "sandbox_session", None)
     return {"csrf_token": session.csrf_token if session else None,
             "platform_disabled": bots.is_platform_disabled(get_db()) if session else False,
-            "test_tools": settings().test_tools}
+            "test_tools": settings().test_tools,
+            # The service clock when the page was made: "today" and "ago" on
+            # the page follow it (advanceClock moves it), not the machine's.
+            "service_now": clock.time()}
 
 
 def _pulse_values(bot: dict) -> dict:
     return {"pulse_bot": bot, "api_methods": sorted(API_METHODS),
+            "call_filters": sorted(calls.schema_fields("getBotCalls") - {"bot_id", "limit", "cursor"}),
             "fault_codes": [code.value for code in faults.INJECTABLE_CODES]}
 
 
@@ -64,8 +69,12 @@ def chats():
     conn = get_db()
     users, user = _users(conn, request.args.get("user", type=int))
     entries = overview.chat_list(conn, user["user_id"]) if user else []
+    # "Chat with it" on a bot's page: that bot's chat, as the user shown.
+    wanted = request.args.get("bot", type=int)
+    if user and any(e["bot"]["id"] == wanted for e in entries):
+        return redirect(url_for("sandbox.chat", user_id=user["user_id"], bot_id=wanted))
     return render_template("sandbox/chats.html", users=users, user=user, entries=entries,
-                           open_bot=None, section="chats")
+                           open_bot=None, want_bot=wanted, section="chats")
 
 
 @bp.route("/chats/<int:user_id>/<int:bot_id>")

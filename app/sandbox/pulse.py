@@ -1,11 +1,17 @@
 """The bot's pulse: what a developer looks at to see whether their bot is
 alive and what it did. ``GET bots/<bot>/pulse`` answers, for the bot:
 
-- ``calls``: its newest calls from the call log (getBotCalls), newer than
-  ``after_call`` when given, filtered by ``method`` and ``failures_only`` as
-  getBotCalls filters; with ``empty_polls`` and ``last_poll_at``, and
-  ``recent_polls``: the recorded getUpdates calls of the last minute (the
-  page adds the empty polls it sees counted meanwhile: the polling rate);
+- ``calls``: its calls from the call log (getBotCalls), newest first: every
+  kept one newer than ``after_call`` (getBotCalls' pages read back to it, so
+  a burst leaves no gap; at most the 1,000 the log keeps), or the newest 50
+  on a first read, with ``older_cursor``: getBotCalls' cursor to the ones
+  before them (null when there are none), which the page pages with through
+  getBotCalls itself. Filtered as getBotCalls filters: the query's filters
+  are handed to its schema, which judges them (``_call_filters``), with
+  getBotCalls' ``detail`` where it has it; with ``empty_polls`` and
+  ``last_poll_at``, and ``recent_polls``: the recorded getUpdates calls of
+  the last 10 s (the page adds the empty polls it sees counted meanwhile:
+  the polling rate);
 - ``mode`` (``webhook`` or ``polling``), ``webhook`` (getWebhookInfo's
   fields: url, pending_update_count, the last error and success), the
   newest webhook delivery attempts (getWebhookDeliveries) and
@@ -28,9 +34,18 @@ from botsvc.errors import invalid
 from botsvc.sandbox import bp, calls, json_ok, settings
 
 CALLS_SHOWN = 50
+# The calls newer than the newest the page holds: a first page this small
+# (a poll a second usually finds none or a few), then pages of CALLS_PAGE
+# back to that call: at most the call log's 1,000 kept records.
+CALLS_FIRST_PAGE = 10
+CALLS_PAGE = 100
+CALLS_PAGES_MAX = 11   # 10 + 10 x 100: every one of the 1,000 kept
 DELIVERIES_SHOWN = 20
-# getUpdates records read to count the recorded polls of the last minute.
+# getUpdates records read to count the recorded polls of the rate's window.
 RECENT_POLLS_COUNTED = 100
+# The polling rate's window: short, so that the rate follows a bot that
+# starts or stops within seconds (a minute's count lagged up to 60 s).
+RATE_WINDOW_S = 10
 
 
 def failing_since(deliveries: list[dict]) -> int | None:
@@ -48,17 +63,58 @@ def _succeeded(attempt: dict) -> bool:
     return "error" not in attempt and 200 <= attempt.get("http_status", 0) < 300
 
 
+# getBotCalls' filters as the page's query names them: how each query text
+# becomes the JSON value getBotCalls' schema takes (and judges). A filter
+# the schema does not declare is refused, not ignored.
+_FILTERS = {"method": str, "failures_only": lambda v: {"1": True, "0": False}.get(v, v),
+            "chat_id": lambda v: int(v) if v.lstrip("-").isdigit() and len(v) < 19 else v,
+            "since": lambda v: int(v) if v.isdigit() and len(v) < 19 else v,
+            "until": lambda v: int(v) if v.isdigit() and len(v) < 19 else v,
+            "search": str}
+
+
 def _call_filters() -> dict:
+    declared = calls.schema_fields("getBotCalls")
     params: dict = {}
-    method = request.args.get("method")
-    if method:
-        params["method"] = method
-    failures_only = request.args.get("failures_only")
-    if failures_only not in (None, "", "0", "1"):
-        raise invalid("failures_only", "failures_only must be 0 or 1")
-    if failures_only == "1":
-        params["failures_only"] = True
+    for name, convert in _FILTERS.items():
+        value = request.args.get(name)
+        if value is None or value == "":
+            continue
+        if name not in declared:
+            raise invalid(name, f"getBotCalls has no {name} filter here")
+        params[name] = convert(value)
+    if params.get("failures_only") is False:
+        del params["failures_only"]
+    if "detail" in declared:   # error parameters, injected marks, cut previews
+        params["detail"] = True
     return params
+
+
+def _calls_since(bot_id: int, after_call: int, filters: dict) -> tuple[dict, list[dict]]:
+    """The kept calls newer than ``after_call``, newest first, read back
+    through getBotCalls' pages (with the first page's answer: the poll
+    counts, and on a first read, 0, the cursor to the calls before)."""
+    if after_call == 0:
+        first = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALLS_SHOWN, **filters})
+        return first, first["calls"]
+    found: list[dict] = []
+    cursor = first = None
+    # Where getBotCalls can bound its read itself, it does (one index range).
+    bound = ({"after_call_id": after_call}
+             if "after_call_id" in calls.schema_fields("getBotCalls") else {})
+    for _ in range(CALLS_PAGES_MAX):
+        params = {"bot_id": bot_id, "limit": CALLS_PAGE if cursor else CALLS_FIRST_PAGE,
+                  **filters, **bound}
+        if cursor:
+            params["cursor"] = cursor
+        answer = calls.run("getBotCalls", params)
+        first = first or answer
+        newer = [c for c in answer["calls"] if c["call_id"] > after_call]
+        found += newer
+        cursor = answer["next_cursor"]
+        if len(newer) < len(answer["calls"]) or not cursor:
+            break
+    return {**first, "next_cursor": None}, found
 
 
 def _after_call() -> int:
@@ -74,7 +130,8 @@ def bot_pulse(bot_id: int) -> Response:
     conn = get_db()
     bot = bots.require_bot(conn, bot_id)
     after_call = _after_call()
-    log = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALLS_SHOWN, **_call_filters()})
+    filters = _call_filters()
+    log, listed = _calls_since(bot_id, after_call, filters)
     polls = calls.run("getBotCalls", {"bot_id": bot_id, "method": "getUpdates",
                                       "limit": RECENT_POLLS_COUNTED})["calls"]
     now = clock.time()
@@ -84,9 +141,9 @@ def bot_pulse(bot_id: int) -> Response:
     return json_ok({
         "bot": {"id": bot["id"], "username": bot["username"],
                 "display_name": bot["display_name"], "disabled": bool(bot["disabled"])},
-        "calls": [c for c in log["calls"] if c["call_id"] > after_call],
+        "calls": listed, "older_cursor": log["next_cursor"],
         "empty_polls": log["empty_polls"], "last_poll_at": log["last_poll_at"],
-        "recent_polls": sum(1 for c in polls if c["date"] >= now - 60),
+        "recent_polls": sum(1 for c in polls if c["date"] >= now - RATE_WINDOW_S),
         "mode": "webhook" if info["url"] else "polling",
         "webhook": info,
         "deliveries": deliveries,

@@ -4,6 +4,8 @@ change carries the session's CSRF token; signing out, or a new admin token,
 ends the session."""
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 
 from botsvc.config import Settings
@@ -44,7 +46,27 @@ def test_signed_out_pages_lead_to_the_sign_in(client, method, path):
         assert_failure(response, 401, "UNAUTHORIZED")
     else:
         assert response.status_code == 302
-        assert response.headers["Location"] == "/sandbox/signin"
+        # A page comes back once signed in; a change (a POST) does not.
+        assert response.headers["Location"] == ("/sandbox/signin" if method != "GET"
+                                                or path == "/sandbox/" else
+                                                "/sandbox/signin?next=" + quote(path, safe="/"))
+
+
+@pytest.mark.parametrize("wanted, landing", [
+    ("/sandbox/chats/3/4?x=1", "/sandbox/chats/3/4?x=1"),
+    ("/sandbox/bots/2", "/sandbox/bots/2"),
+    ("//evil.example/sandbox/", "/sandbox/"),
+    ("https://evil.example/sandbox/", "/sandbox/"),
+    ("/sandbox/\\evil.example", "/sandbox/"),
+    ("/elsewhere", "/sandbox/"),
+])
+def test_sign_in_returns_to_the_page_the_person_was_on(client, wanted, landing):
+    form = client.get("/sandbox/signin", query_string={"next": wanted})
+    assert ('name="next"' in form.text) == (landing != "/sandbox/")
+    response = client.post("/sandbox/signin", data={
+        "csrf_token": FORM_TOKEN.search(form.text).group(1), "token": ADMIN_TOKEN,
+        "next": wanted})
+    assert response.status_code == 303 and response.headers["Location"] == landing
 
 
 def test_sign_in_sets_a_strict_session_cookie(client):

@@ -173,3 +173,40 @@ def test_the_webhook_and_its_last_error(person, client, db):
     assert "https://hooks.botsvc-test.net/in?x=&lt;b&gt;" in page
     assert "HTTP 500 &lt;i&gt;" in page and "Last delivery" in page
     assert "s" * 16 not in page
+
+
+def test_chat_with_it_opens_that_bots_chat(person):
+    bot_id = person.ok("createBot", username="opened_bot")["bot"]["id"]
+    page = person.page(f"/sandbox/bots/{bot_id}").text
+    assert f'id="chat-with-it" href="/sandbox/chats?bot={bot_id}"' in page
+    # No user yet: the new user's form opens that bot's chat once made.
+    assert f'data-open-bot="{bot_id}"' in person.page(f"/sandbox/chats?bot={bot_id}").text
+    user = person.ok("createUser", display_name="Ada")["user_id"]
+    response = person.client.get(f"/sandbox/chats?bot={bot_id}")
+    assert response.status_code == 302
+    assert response.headers["Location"] == f"/sandbox/chats/{user}/{bot_id}"
+    assert person.client.get("/sandbox/chats?bot=999").status_code == 200   # no such bot
+
+
+def test_the_sidebar_preview_is_bounded(person, client):
+    created = person.ok("createBot", username="long_bot")
+    bot = BotClient(client, created["bot"], created["token"])
+    user = person.ok("createUser")["user_id"]
+    chat_id = person.ok("userStart", user_id=user, bot_id=bot.id)["chat_id"]
+    bot.ok("sendMessage", chat_id=chat_id, text="\u05e9" * 4000)   # 8,000 bytes of Hebrew
+    response = person.client.get(f"/sandbox/users/{user}/chats")
+    [entry] = response.get_json()["result"]["entries"]
+    assert entry["preview"] == "\u05e9" * 119 + "\u2026"
+    page = person.page(f"/sandbox/chats?user={user}").text
+    assert "\u05e9" * 120 not in page and "\u05e9" * 119 + "\u2026" in page
+
+
+def test_pages_carry_the_service_clock(make_app):
+    from tests.sandbox.sandbox_client import Person
+
+    someone = Person(make_app(test_tools=True).test_client())
+    assert someone.sign_in().status_code == 303
+    ahead = someone.ok("advanceClock", seconds=86400)["now"]
+    page = someone.page("/sandbox/chats").text
+    shown = float(page.split('<meta name="service-now" content="')[1].split('"')[0])
+    assert ahead <= shown < ahead + 5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from botsvc.sandbox.calls import schema_fields
 from botsvc.sandbox.pulse import failing_since
 from tests.support.contract import BotClient, assert_invalid
 
@@ -54,7 +55,7 @@ def test_a_polling_bot(person, bot):
     person.ok("userStart", user_id=user, bot_id=bot.id)
     person.ok("injectFault", bot_id=bot.id, method="getMe", error_code="RATE_LIMITED", count=3)
     seen = pulse(person, bot.id)
-    assert set(seen) == {"bot", "calls", "empty_polls", "last_poll_at", "recent_polls", "mode",
+    assert set(seen) == {"bot", "calls", "older_cursor", "empty_polls", "last_poll_at", "recent_polls", "mode",
                          "webhook", "deliveries", "failing_since", "faults", "clock"}
     assert seen["bot"] == {"id": bot.id, "username": "pulse_bot", "display_name": "Pulse",
                            "disabled": False}
@@ -68,7 +69,9 @@ def test_a_polling_bot(person, bot):
 def test_unknown_bot_and_bad_filters(person, bot):
     assert_invalid(person.client.get("/sandbox/bots/999/pulse"), "bot_id")
     for query, field in [({"failures_only": "yes"}, "failures_only"),
-                         ({"after_call": "-1"}, "after_call")]:
+                         ({"after_call": "-1"}, "after_call"),
+                         # declared by getBotCalls or not, a time that is not one is refused
+                         ({"since": "yesterday"}, "since")]:
         assert_invalid(person.client.get(f"/sandbox/bots/{bot.id}/pulse", query_string=query),
                        field)
 
@@ -114,9 +117,10 @@ def test_the_calls_newest_first_with_failures_and_filters(person, bot):
     assert (failure["ok"], failure["http_status"], failure["error_code"],
             failure["description"]) == (False, 404, "CHAT_NOT_FOUND", refused["description"])
     assert seen["calls"][0]["result"] == sent
-    assert seen["calls"] == person.ok("getBotCalls", bot_id=bot.id, limit=50)["calls"]
+    detail = {"detail": True} if "detail" in schema_fields("getBotCalls") else {}
+    assert seen["calls"] == person.ok("getBotCalls", bot_id=bot.id, limit=50, **detail)["calls"]
     assert seen["empty_polls"] == 1 and seen["last_poll_at"] is not None
-    assert seen["recent_polls"] == 1            # the recorded poll of the last minute
+    assert seen["recent_polls"] == 1            # the recorded poll of the last 10 s
     only = pulse(person, bot.id, failures_only="1")["calls"]
     assert [c["call_id"] for c in only] == [failure["call_id"]]
     assert [c["method"] for c in pulse(person, bot.id, method="getMe")["calls"]] == ["getMe"]
@@ -126,3 +130,54 @@ def test_the_calls_newest_first_with_failures_and_filters(person, bot):
     assert [c["method"] for c in pulse(person, bot.id, after_call=newest)["calls"]] == ["getMe"]
     assert_invalid(person.client.get(f"/sandbox/bots/{bot.id}/pulse",
                                       query_string={"method": "noSuchMethod"}), "method")
+
+
+def test_a_burst_is_listed_whole_and_a_fresh_page_reaches_older_calls(person, bot):
+    bot.ok("getMe")
+    newest = pulse(person, bot.id)["calls"][0]["call_id"]
+    for _ in range(258):                     # more than a few of getBotCalls' pages
+        bot.ok("getMe")
+    burst = pulse(person, bot.id, after_call=newest)
+    ids = [c["call_id"] for c in burst["calls"]]
+    assert len(ids) == 258 and ids == sorted(ids, reverse=True) and min(ids) > newest
+    assert burst["older_cursor"] is None
+    fresh = pulse(person, bot.id)
+    assert len(fresh["calls"]) == 50
+    listed, cursor = fresh["calls"], fresh["older_cursor"]
+    while cursor:                            # the page's "Older calls", as it asks
+        older = person.ok("getBotCalls", bot_id=bot.id, limit=100, cursor=cursor)
+        listed, cursor = listed + older["calls"], older["next_cursor"]
+    assert [c["call_id"] for c in listed] == ids + [newest]
+
+
+def test_query_filters_become_getbotcalls_values(app, monkeypatch):
+    """The query's texts become the JSON values getBotCalls' schema takes;
+    which filters exist is the schema's to say (here: all of them)."""
+    from botsvc.sandbox import calls
+    from botsvc.sandbox import pulse as pulse_route
+
+    monkeypatch.setattr(calls, "schema_fields", lambda name: frozenset(
+        {"bot_id", "method", "failures_only", "chat_id", "since", "until", "search", "detail"}))
+    query = {"method": "sendMessage", "failures_only": "1", "chat_id": "-100123",
+             "since": "1700000000", "until": "1700000600", "search": "@alice"}
+    with app.test_request_context("/", query_string=query):
+        assert pulse_route._call_filters() == {
+            "method": "sendMessage", "failures_only": True, "chat_id": -100123,
+            "since": 1700000000, "until": 1700000600, "search": "@alice", "detail": True}
+    # text stays text, for the schema to refuse; "0" and empty values are no filter
+    with app.test_request_context("/", query_string={"chat_id": "vc_ab", "since": "soon",
+                                                     "failures_only": "0", "search": ""}):
+        assert pulse_route._call_filters() == {"chat_id": "vc_ab", "since": "soon",
+                                               "detail": True}
+
+
+def test_the_polling_rate_counts_the_last_10_seconds(person, bot):
+    user = person.ok("createUser")["user_id"]
+    person.ok("userStart", user_id=user, bot_id=bot.id)
+    assert bot.ok("getUpdates")                      # recorded: it had an update
+    assert pulse(person, bot.id)["recent_polls"] == 1
+    person.ok("advanceClock", seconds=9)
+    assert pulse(person, bot.id)["recent_polls"] == 1
+    person.ok("advanceClock", seconds=2)             # 11 s on: out of the window at once
+    seen = pulse(person, bot.id)
+    assert seen["recent_polls"] == 0 and seen["last_poll_at"] <= seen["clock"]["now"] - 11

@@ -7,7 +7,7 @@
   const list = document.getElementById("chat-list");
   if (!list) return;
   const POLL_MS = 2000, HIDDEN_POLL_MS = 10000;
-  let version = null;
+  let version = null, day = null;
 
   const el = Sandbox.el;
 
@@ -26,7 +26,9 @@
     const bottom = el("span", "entry-bottom");
     const unread = el("span", "unread");
     unread.hidden = true;
-    bottom.append(el("span", "entry-preview"), unread);
+    const preview = el("span", "entry-preview");
+    preview.dir = "auto";
+    bottom.append(preview, unread);
     entry.append(top, bottom);
     link.append(avatar, entry);
     item.append(link);
@@ -36,6 +38,7 @@
   }
 
   function show(entries) {
+    let unreadTotal = 0;
     for (const e of entries) {
       const item = entryFor(e.bot_id, e.display_name);
       const preview = item.querySelector(".entry-preview");
@@ -55,7 +58,10 @@
       const open = item.querySelector("a[aria-current]");
       unread.hidden = !e.unread || Boolean(open);
       unread.textContent = e.unread >= 100 ? "99+" : String(e.unread);
+      if (!open) unreadTotal += e.unread;
     }
+    // The tab tells of unread messages while the person looks elsewhere.
+    Sandbox.titleMark("unread", unreadTotal ? `(${unreadTotal > 99 ? "99+" : unreadTotal})` : "");
   }
 
   async function poll() {
@@ -66,6 +72,11 @@
       const answer = await Sandbox.getJSON(url);
       if (answer.changed) show(answer.entries);
       version = answer.version;
+      // The service's day moved on (midnight, or advanceClock): "today"'s
+      // times become dates.
+      const today = Sandbox.serviceNow().toDateString();
+      if (day !== null && day !== today) Sandbox.localTimes(list);
+      day = today;
     } catch (e) {
       delay = 5000;
     }

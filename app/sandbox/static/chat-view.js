@@ -43,7 +43,7 @@ const ChatView = (() => {
 
   function daySeparator(unix) {
     const date = new Date(unix * 1000);
-    const today = new Date();
+    const today = Sandbox.serviceNow();
     const yesterday = new Date(today.getTime() - 86400000);
     const label = date.toDateString() === today.toDateString() ? "Today"
       : date.toDateString() === yesterday.toDateString() ? "Yesterday"
@@ -66,7 +66,12 @@ const ChatView = (() => {
     else if (m.media) box.append(mediaView(m));
     if (m.card) box.append(cardView(m.card));
     const text = m.text !== undefined ? m.text : group.map((g) => g.caption).filter(Boolean).join("\n\n");
-    if (text) box.append(el("div", "text", text));
+    if (text) {
+      // Arabic or Hebrew first: laid out right to left, as a messenger does.
+      const line = el("div", "text", text);
+      line.dir = "auto";
+      box.append(line);
+    }
     box.append(metaLine(group));
     const reply = el("button", "reply-btn", "\u21a9");
     reply.type = "button";

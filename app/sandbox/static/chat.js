@@ -47,6 +47,7 @@
     try {
       const state = await Sandbox.getJSON(url("stateUrl", version === null ? {} : {since: version}));
       now = state.now;
+      Sandbox.setServiceNow(now);
       if (state.changed) (state.full ? showAll : showChanges)(state);
       version = state.version;
       expireClicks();

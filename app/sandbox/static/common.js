@@ -28,30 +28,90 @@ const Sandbox = (() => {
   async function api(method, params = {}) {
     const url = meta("sandbox-api").replace(/_$/, encodeURIComponent(method));
     const isForm = params instanceof FormData;
-    const response = await fetch(url, {
+    return unwrap(await reach(url, {
       method: "POST",
       credentials: "same-origin",
       headers: isForm ? {"X-CSRF-Token": meta("csrf-token")}
         : {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
       body: isForm ? params : JSON.stringify(params),
-    });
-    return unwrap(response);
+    }));
+  }
+
+  // fetch, telling the page's health whether the server answered at all: a
+  // person reads "The server cannot be reached", never "Failed to fetch".
+  async function reach(url, options) {
+    let response;
+    try {
+      response = await fetch(url, options);
+    } catch (e) {
+      unreachable(true);
+      throw new ApiError({description: "The server cannot be reached"}, 0);
+    }
+    // 502-504: the front door answers for a service that does not.
+    unreachable(response.status >= 502 && response.status <= 504);
+    return response;
   }
 
   // GET a sandbox JSON answer (the pages' polls); its result, or ApiError.
+  // Every poll passes here: whether the server answers at all is told here.
   async function getJSON(url) {
-    const response = await fetch(url, {credentials: "same-origin", cache: "no-store"});
-    return unwrap(response);
+    return unwrap(await reach(url, {credentials: "same-origin", cache: "no-store"}));
+  }
+
+  // -- health: a banner and the tab's title -------------------------------------
+
+  const issues = new Map();        // key -> text, what the banner says
+  const marks = new Map();         // key -> text before the page's title
+  const baseTitle = document.title;
+  let lostSince = null;
+
+  function retitle() {
+    const before = [...marks.values()].filter(Boolean);
+    if (issues.size) before.unshift("\u26a0");
+    document.title = before.length ? `${before.join(" ")} ${baseTitle}` : baseTitle;
+  }
+
+  // Something wrong the person should see at once (not polling, the webhook
+  // failing, the server gone), or ``null`` when it is over.
+  function health(key, text) {
+    if (text) issues.set(key, text);
+    else issues.delete(key);
+    const box = document.getElementById("health");
+    if (box) {
+      box.replaceChildren(...[...issues.entries()].map(([name, line]) => {
+        const item = el("p", `health-line ${name}`, line);
+        item.dataset.issue = name;
+        return item;
+      }));
+      box.hidden = issues.size === 0;
+    }
+    retitle();
+  }
+
+  // A count for the tab's title (unread messages): "(3) Name · botsvc sandbox".
+  function titleMark(key, text) {
+    marks.set(key, text);
+    retitle();
+  }
+
+  function unreachable(lost) {
+    if (!lost) {
+      if (lostSince !== null) health("unreachable", null);
+      lostSince = null;
+      return;
+    }
+    lostSince = lostSince || new Date();
+    health("unreachable", "The server cannot be reached (since "
+      + `${lostSince.toLocaleTimeString()}): what this page shows may be out of date.`);
   }
 
   // POST JSON to a sandbox route with the session's CSRF token.
   async function post(url, params) {
-    const response = await fetch(url, {
+    return unwrap(await reach(url, {
       method: "POST", credentials: "same-origin",
       headers: {"X-CSRF-Token": meta("csrf-token"), "Content-Type": "application/json"},
       body: JSON.stringify(params),
-    });
-    return unwrap(response);
+    }));
   }
 
   async function unwrap(response) {
@@ -66,8 +126,11 @@ const Sandbox = (() => {
     return body.result;
   }
 
+  // To the sign-in form, which brings the person back to this page.
   function signedOut() {
-    location.assign(meta("sandbox-signin"));
+    const target = new URL(meta("sandbox-signin"), location.href);
+    target.searchParams.set("next", location.pathname + location.search);
+    location.assign(target);
   }
 
   // An error as a person reads it: the description, and the reason word of
@@ -125,15 +188,31 @@ const Sandbox = (() => {
     toast("Copied to the clipboard");
   }
 
+  // The service clock (advanceClock moves it ahead of the machine's): what
+  // "today" and "ago" mean on the page. Each answer that carries the
+  // service's ``now`` sets it again (setServiceNow).
+  let serviceOffsetMs = 0;
+  function setServiceNow(unix) {
+    if (Number.isFinite(unix) && unix > 0) serviceOffsetMs = unix * 1000 - Date.now();
+  }
+  const serviceNow = () => new Date(Date.now() + serviceOffsetMs);
+  // How far the service clock runs ahead of the machine's, in seconds.
+  const clockAhead = () => Math.round(serviceOffsetMs / 1000);
+
   function localTimes(root = document) {
+    const today = serviceNow().toDateString();
     for (const el of root.querySelectorAll("time[data-unix]")) {
       const date = new Date(Number(el.dataset.unix) * 1000);
       el.dateTime = date.toISOString();
       el.title = date.toLocaleString();
-      const today = date.toDateString() === new Date().toDateString();
-      el.textContent = el.dataset.format === "short" && today
-        ? date.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"})
-        : date.toLocaleString([], {dateStyle: "medium", timeStyle: "short"});
+      // Short (the sidebar): the time today, else the date alone, so that a
+      // bot's name keeps its room.
+      el.textContent = el.dataset.format !== "short"
+        ? date.toLocaleString([], {dateStyle: "medium", timeStyle: "short"})
+        : date.toDateString() === today ? date.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"})
+          : date.getFullYear() === serviceNow().getFullYear()
+            ? date.toLocaleDateString([], {month: "short", day: "numeric"})
+            : date.toLocaleDateString([], {dateStyle: "short"});
     }
   }
 
@@ -185,6 +264,7 @@ const Sandbox = (() => {
   }
 
   function wire() {
+    setServiceNow(Number(meta("service-now")));
     localTimes();
     for (const button of document.querySelectorAll("button[data-call]")) {
       button.addEventListener("click", () => callFrom(button, JSON.parse(button.dataset.params || "{}")));
@@ -206,5 +286,6 @@ const Sandbox = (() => {
   }
 
   document.addEventListener("DOMContentLoaded", wire);
-  return {api, getJSON, post, describe, toast, dialog, copy, localTimes, signedOut, el};
+  return {api, getJSON, post, describe, toast, dialog, copy, localTimes, signedOut, el,
+    setServiceNow, serviceNow, clockAhead, health, titleMark};
 })();

@@ -60,24 +60,43 @@ const Inspector = (() => {
       && Object.keys(value).sort().join() === "file_name,size";
   }
 
-  // A runnable command for ``method`` with ``params``: JSON, or a multipart
-  // form where a parameter was a file (the path is for the reader to fill).
+  const formText = (value) => (typeof value === "string" ? value : JSON.stringify(value));
+
+  // A runnable command for ``method`` with ``params``, sent as the call was:
+  // a multipart form where a parameter was a file (the path is for the
+  // reader to fill; text fields with --form-string, which takes a leading
+  // "@" or "<" literally where -F would read a file); a form-encoded body
+  // where every value is text (as a form's values are: reply_markup stays
+  // the JSON text it was, where a JSON body would need an object); else JSON.
   function curl(method, params) {
     const base = $("inspector").dataset.baseUrl.replace(/\/$/, "");
     // Double quotes around the header, so that the shell puts the token in.
     const lines = [`curl -sS -X POST ${quote(`${base}/v2/${method}`)}`,
       `  -H "Authorization: Bearer ${TOKEN_PLACEHOLDER}"`];
-    const files = Object.entries(params).filter(([, v]) => isFilePart(v));
-    if (files.length) {
-      for (const [key, value] of Object.entries(params)) {
+    const entries = Object.entries(params);
+    if (entries.some(([, v]) => isFilePart(v))) {
+      for (const [key, value] of entries) {
         lines.push(isFilePart(value) ? `  -F ${quote(`${key}=@${value.file_name}`)}`
-          : `  -F ${quote(`${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)}`);
+          : `  --form-string ${quote(`${key}=${formText(value)}`)}`);
       }
+    } else if (entries.length && entries.every(([, v]) => typeof v === "string")) {
+      // name=content: curl URL-encodes the content as it is ("@" included).
+      for (const [key, value] of entries) lines.push(`  --data-urlencode ${quote(`${key}=${value}`)}`);
     } else {
       lines.push(`  -H ${quote("Content-Type: application/json")}`,
         `  --data-raw ${quote(JSON.stringify(params))}`);
     }
     return lines.join(" \\\n");
+  }
+
+  // A call kept whole can be run again; one too large to keep (its params
+  // left out, or cut to a preview) says so instead of a command that is not it.
+  function callCurl(call, label = "Copy as curl") {
+    if (call.params && !call.truncated && !call.params_preview && !(call.cut_fields || []).length) {
+      return curlButton(call.method, call.params, label);
+    }
+    return el("p", "muted small curl-none", `No curl: this ${call.method} call was too large to`
+      + " keep whole in the call log (its parameters are cut or left out).");
   }
 
   function curlButton(method, params, label = "Copy as curl") {
@@ -95,11 +114,22 @@ const Inspector = (() => {
     head.append(el("b", null, call.method), ` \u00b7 HTTP ${call.http_status}`,
       call.ok ? "" : ` \u00b7 ${call.error_code}`, ` \u00b7 ${Math.round(call.duration_ms)} ms`,
       call.replayed ? " \u00b7 replayed (Idempotency-Key)" : "");
+    if (call.injected) head.append(" \u00b7 ", injectedPill(call.injected));
     const body = {};
-    for (const key of ["params", "result", "truncated", "description", "idempotency_key", "request_id", "call_id", "date"]) {
+    for (const key of ["params", "params_preview", "cut_fields", "result", "truncated", "description",
+      "error_parameters", "injected", "idempotency_key", "request_id", "call_id", "date"]) {
       if (call[key] !== undefined) body[key] = call[key];
     }
     return [head, json(body, "call")];
+  }
+
+  // A fault the testing tools injected: a real failure or delay it was not.
+  function injectedPill(injected) {
+    const what = [injected.error_code, injected.delay_ms ? `held ${injected.delay_ms} ms` : null]
+      .filter(Boolean).join(", ");
+    const pill = el("span", "pill warn injected", what ? `injected: ${what}` : "injected");
+    pill.title = "Armed by injectFault (the testing tools), not the bot's doing";
+    return pill;
   }
 
   // -- what a selection shows ----------------------------------------------------
@@ -130,17 +160,19 @@ const Inspector = (() => {
       const sender = calls.find((c) => c.kind === "sent");
       if (sender) parts.push(section("The call that sent it", ...callView(sender.call)));
       else if (answer.calls) {
-        parts.push(section("The call that sent it", el("p", "muted small",
-          "Not in the bot's call log (it keeps the last 1,000 calls of 24 hours), or sent by a broadcast.")));
+        // No made-up command in its place: there is no call to copy.
+        parts.push(section("The call that sent it", el("p", "muted small not-in-log",
+          "Not found in the bot's call log: it keeps the last 1,000 calls of 24 hours, and a call"
+          + " whose result was too large to keep whole cannot be tied to its message; or a"
+          + " broadcast sent it.")));
       }
       for (const later of calls.filter((c) => c.kind !== "sent")) {
-        parts.push(section(`Then: ${later.call.method}`, ...callView(later.call)));
+        parts.push(section(`Then: ${later.call.method}`, ...callView(later.call),
+          actions(callCurl(later.call, `Copy this ${later.call.method} as curl`))));
       }
       if (m) parts.push(sender ? folded("As the user sees it now", json(m, "message"))
         : section("As the user sees it now", json(m, "message")));
-      const replay = sender && sender.call.params && !sender.call.truncated ? sender.call : null;
-      parts.push(actions(replay ? curlButton(replay.method, replay.params)
-        : curlButton("sendMessage", {chat_id: answer.chat_id, text: "Hello!"})));
+      if (sender) parts.push(actions(callCurl(sender.call)));
     }
     for (const click of events.filter((e) => e.kind === "click")) {
       const label = ChatView.buttonLabel(m, click.update.callback_query.data);
@@ -173,8 +205,11 @@ const Inspector = (() => {
       const given = answer.callback_answers.find((a) => a.callback_query_id === event.callback_query_id);
       parts.push(section("The bot's answer", given ? json(given, "answer")
         : el("p", "muted small", "Not answered (yet).")));
-      parts.push(actions(curlButton("answerCallbackQuery",
-        {callback_query_id: event.callback_query_id, text: "Done!"}, "Copy an answer as curl")));
+      // A query is answered once: no command that would only get a 400.
+      parts.push(given ? el("p", "muted small curl-none", "Already answered: a second"
+        + " answerCallbackQuery for this id would be refused.")
+        : actions(curlButton("answerCallbackQuery", {callback_query_id: event.callback_query_id},
+          "Copy an answer as curl")));
     }
     return {title: ChatView.lineText ? ChatView.lineText(event) : EVENT_TITLES[event.kind], parts};
   }
@@ -200,9 +235,22 @@ const Inspector = (() => {
     close.setAttribute("aria-label", "Close the inspector");
     close.addEventListener("click", clear);
     head.append(el("b", "inspect-title", view.title), close);
+    const fresh = body.dataset.selection !== `${selection.kind}:${selection.id}`;
     body.replaceChildren(head, ...view.parts);
     body.dataset.selection = `${selection.kind}:${selection.id}`;
     $("inspector-hint").hidden = true;
+    if (fresh) reveal();
+  }
+
+  // A new selection is drawn where it is seen: the pane may be scrolled down
+  // to the calls, the inspector far above the view. A redraw of the same
+  // selection (the chat changed) leaves the reader's scroll alone.
+  function reveal() {
+    const box = $("inspector");
+    const pane = box.closest(".dev-pane");
+    if (!pane) return;
+    const top = box.getBoundingClientRect().top, paneTop = pane.getBoundingClientRect().top;
+    if (top < paneTop || top > paneTop + pane.clientHeight - 40) box.scrollIntoView({block: "start"});
   }
 
   function clear() {
@@ -219,5 +267,5 @@ const Inspector = (() => {
     if (current) show(current);
   }
 
-  return {use, show, refresh, clear, curl};
+  return {use, show, refresh, clear, curl, injectedPill};
 })();

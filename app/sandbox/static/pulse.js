@@ -1,9 +1,10 @@
-// The bot's pulse, live: its calls as they happen (failures highlighted with
-// their description, filters by method and failures only), how it gets its
-// updates (the last poll and the polling rate, or the webhook's attempts and
-// since when it fails), its pending updates; with the testing tools, the
-// service clock, its faults and reset. One GET every second; the calls come
-// as "newer than the newest held".
+// The bot's pulse, live, one GET a second: its calls (drawn by
+// call-list.js: every one, as they happen, the pulse reading back to the
+// newest held), how it gets its updates (the last poll and a 10-s polling
+// rate, or the webhook's attempts and since when it fails), its pending
+// updates, and the page's health banner: not polling while updates wait,
+// the webhook failing. With the testing tools: the service clock, its
+// faults and reset.
 "use strict";
 
 (() => {
@@ -11,8 +12,8 @@
   if (!root) return;
   const $ = (id) => document.getElementById(id);
   const botId = Number(root.dataset.botId);
-  const POLL_MS = 1000, HIDDEN_POLL_MS = 5000, KEPT = 200, RATE_WINDOW_S = 60;
-  let newestCall = 0, now = 0, filters = "";
+  const POLL_MS = 1000, HIDDEN_POLL_MS = 5000, RATE_WINDOW_S = 10, STALLED_S = 60;
+  let now = 0;
   const samples = [];   // [machine ms, empty_polls]
 
   const el = Sandbox.el;
@@ -27,59 +28,32 @@
     return `${Math.floor(seconds / 86400)} d ago`;
   }
 
-  // -- the calls -------------------------------------------------------------------
-
-  function callItem(call) {
-    const item = el("li", `call ${call.ok ? "ok" : "failed"}`);
-    item.dataset.callId = call.call_id;
-    item.dataset.method = call.method;
-    // The updates a poll returned (replay.js marks the replays among them).
-    if (call.method === "getUpdates" && Array.isArray(call.result)) {
-      item.dataset.updateIds = call.result.map((u) => u.update_id).join(" ");
-    }
-    const head = el("button", "call-line");
-    head.type = "button";
-    head.setAttribute("aria-expanded", "false");
-    head.append(el("time", "call-time", clockTime(call.date)), el("b", "call-method", call.method),
-      el("span", `call-status ${call.ok ? "ok" : "failed"}`, call.ok ? String(call.http_status)
-        : `${call.http_status} ${call.error_code}`),
-      el("span", "call-duration muted", `${Math.round(call.duration_ms)} ms`));
-    if (call.replayed) head.append(el("span", "pill", "replayed"));
-    item.append(head);
-    if (!call.ok && call.description) item.append(el("p", "call-description", call.description));
-    head.addEventListener("click", () => {
-      const open = item.querySelector("pre");
-      head.setAttribute("aria-expanded", String(!open));
-      if (open) { open.remove(); return; }
-      item.append(JsonView.render(call));
-    });
-    return item;
-  }
-
-  function showCalls(calls) {
-    const feed = $("feed");
-    const fresh = calls.filter((c) => c.call_id > newestCall);
-    if (!fresh.length) return;
-    newestCall = Math.max(newestCall, ...fresh.map((c) => c.call_id));
-    // Newest first, as getBotCalls lists them.
-    feed.prepend(...fresh.sort((a, b) => b.call_id - a.call_id).map(callItem));
-    while (feed.children.length > KEPT) feed.lastElementChild.remove();
-    $("feed-empty").hidden = true;
-  }
-
   // -- vitals ----------------------------------------------------------------------
 
-  // Polls per minute: the empty ones, counted by the service, over the
-  // samples of up to the last minute; and the recorded ones (updates came,
-  // or the call failed) of the last minute, which the service lists.
+  // Polls per minute over the last 10 s (a minute's count lagged up to a
+  // minute behind a bot that starts or stops): the empty ones, counted by
+  // the service, over the page's samples of the window; and the recorded
+  // ones (updates came, or the call failed) of the window, which it lists.
+  // Beside it, the time since the last poll says at once that polls stopped.
   function pollingRate(pulse) {
     const at = performance.now();
     samples.push([at, pulse.empty_polls]);
-    while (samples.length > 2 && at - samples[0][0] > RATE_WINDOW_S * 1000) samples.shift();
+    while (samples.length > 2 && at - samples[1][0] >= RATE_WINDOW_S * 1000) samples.shift();
     const seconds = (at - samples[0][0]) / 1000;
-    if (seconds < 3) return "measuring\u2026";
-    const perMinute = ((pulse.empty_polls - samples[0][1]) / seconds) * 60 + pulse.recent_polls;
-    return `${perMinute < 10 ? perMinute.toFixed(1) : Math.round(perMinute)} per minute`;
+    if (seconds < 2) return "measuring\u2026";
+    const perMinute = ((pulse.empty_polls - samples[0][1]) / seconds) * 60
+      + pulse.recent_polls * (60 / RATE_WINDOW_S);
+    return `${perMinute < 10 ? perMinute.toFixed(1) : Math.round(perMinute)} per minute (last 10 s)`;
+  }
+
+  // Updates wait and the bot has not asked for them for a minute: the bot
+  // is down, or polls another installation.
+  function stalled(pulse) {
+    if (pulse.mode !== "polling" || !pulse.webhook.pending_update_count) return null;
+    if (pulse.last_poll_at !== null && now - pulse.last_poll_at < STALLED_S) return null;
+    const count = pulse.webhook.pending_update_count;
+    return `${count} update${count === 1 ? "" : "s"} waiting, and the bot has not polled `
+      + (pulse.last_poll_at === null ? "at all" : `for ${ago(pulse.last_poll_at).replace(/ ago$/, "")}`);
   }
 
   function showVitals(pulse) {
@@ -90,6 +64,14 @@
     $("vital-rate-box").hidden = webhook;
     if (!webhook) $("vital-rate").textContent = pollingRate(pulse);
     $("vital-pending").textContent = String(pulse.webhook.pending_update_count);
+    const stall = stalled(pulse);
+    $("vital-stalled-box").hidden = !stall;
+    $("vital-stalled").textContent = stall || "";
+    const name = pulse.bot.display_name;
+    Sandbox.health("not-polling", stall && `${name}: ${stall}.`);
+    Sandbox.health("webhook-failing", pulse.failing_since === null ? null
+      : `${name}: the webhook has been failing since ${clockTime(pulse.failing_since)}`
+        + ` (${ago(pulse.failing_since)})${pulse.webhook.last_error ? `: ${pulse.webhook.last_error}` : ""}.`);
     $("vital-webhook-box").hidden = !webhook;
     $("vital-webhook").textContent = pulse.webhook.url;
     const failing = pulse.failing_since !== null;
@@ -160,52 +142,46 @@
 
   // -- polling ---------------------------------------------------------------------
 
-  let timer = null, inFlight = false;
+  let timer = null, inFlight = false, again = false;
 
   async function poll() {
-    if (inFlight) return;
+    if (inFlight) { again = true; return; }   // asked again meanwhile: once more after
     inFlight = true;
     clearTimeout(timer);
     let delay = document.hidden ? HIDDEN_POLL_MS : POLL_MS;
-    const asked = filters;
+    const asked = CallList.filters();
     try {
       const target = new URL(root.dataset.pulseUrl, location.href);
-      target.search = filters;
-      target.searchParams.set("after_call", newestCall);
+      target.search = asked;
+      target.searchParams.set("after_call", CallList.newest());
       const pulse = await Sandbox.getJSON(target);
-      if (asked === filters) {
+      if (asked === CallList.filters()) {
         now = pulse.clock.now;
-        showCalls(pulse.calls);
+        Sandbox.setServiceNow(now);
+        CallList.take(pulse);
         showVitals(pulse);
         showTools(pulse);
       }
     } catch (e) {
       if (e.code === "INVALID_PARAMETER" && e.parameters.field === "bot_id") {
-        $("feed-empty").hidden = false;
-        $("feed-empty").textContent = "This bot no longer exists (the installation was reset?).";
+        CallList.say("This bot no longer exists (the installation was reset?).");
         delay = null;   // nothing more to ask
+      } else if (e.code === "INVALID_PARAMETER" && asked && asked === CallList.filters()) {
+        CallList.refused(e);   // a filter getBotCalls refuses
+        delay = 3000;
       } else {
         delay = 3000;
       }
     } finally {
       inFlight = false;
+      if (again) delay = 0;
+      again = false;
+      clearTimeout(timer);
       if (delay !== null) timer = setTimeout(poll, delay);
     }
   }
 
-  function setFilters() {
-    const params = new URLSearchParams();
-    if ($("feed-method").value) params.set("method", $("feed-method").value);
-    if ($("feed-failures").checked) params.set("failures_only", "1");
-    filters = params.toString();
-    newestCall = 0;
-    $("feed").replaceChildren();
-    $("feed-empty").hidden = false;
-    poll();
-  }
-
-  $("feed-method").addEventListener("change", setFilters);
-  $("feed-failures").addEventListener("change", setFilters);
+  CallList.onChange(poll);
   document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(); });
   wireTools();
   poll();

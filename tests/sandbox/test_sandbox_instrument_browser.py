@@ -1,0 +1,282 @@
+"""The sandbox as an instrument, in a real browser (Debian's headless Chromium,
+Selenium) against the real service with the testing tools on: one browser
+session, one server, to keep CI short.
+
+Sign-in brings the person back to the bot's page they asked for; a burst of
+58 calls is listed whole, a fresh page pages to the older ones; Pause holds
+new calls until Resume, Clear view empties the list, not the log. Updates
+waiting while the bot has not polled for a minute (the service clock moved
+on) raise a warning and a banner, and the tab's title says so; rows made
+after advanceClock say the clock runs ahead. "Chat with it" opens that bot's
+chat. In the chat: Hebrew text is laid out right to left; Copy as curl
+sends a multipart caption starting with "@" by --form-string and a
+form-encoded call as a form; a 16,384-byte text offers no made-up command; an
+answered click offers none, an unanswered one only its id; an edit has its
+own; a toast never takes a click meant for the chat; the inspector comes
+into view when the pane was scrolled down to the calls; another chat's
+unread count is in the title; two days on by the service clock the sidebar
+shows dates and the names keep their room; a failing webhook raises a
+banner; at 390 px a failed call's method is not cut.
+The server stopped: a banner says it cannot be reached, and so does an
+action's toast (never "Failed to fetch").
+"""
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+import requests
+from selenium.webdriver.common.by import By
+
+from botsvc.devkit.paths import REPO
+from botsvc.devkit.receivers import Receiver, statuses
+from botsvc.devkit.servers import running_server
+from tests.sandbox import test_sandbox_browser as walk
+from tests.sandbox.test_sandbox_browser import SLOW_DEADLINE, Bot, shown, sign_in, wait_for
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+browser = walk.browser   # the same headless Chromium
+ARTIFACTS = REPO / "test-artifacts"
+
+
+def operator(server, method: str, /, **params):
+    answer = requests.post(f"{server.base_url}/manage/v1/{method}", json=params, timeout=30,
+                           headers={"Authorization": f"Bearer {server.admin_token}"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
+
+
+def rows(driver) -> list[int]:
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#feed > li.call')].map((li) => +li.dataset.callId)")
+
+
+def count_is(driver, n: int, what: str) -> None:
+    wait_for(driver, lambda d: len(rows(d)) == n, SLOW_DEADLINE, what)
+
+
+def click_js(driver, css: str) -> None:
+    wait_for(driver, lambda d: d.execute_script(
+        "const e = document.querySelector(arguments[0]); if (e) e.click(); return !!e;", css),
+        SLOW_DEADLINE, f"a click on {css}")
+
+
+def command_of(driver, label_part: str) -> str | None:
+    return driver.execute_script(
+        "const b = [...document.querySelectorAll('#inspector-body .curl')].find("
+        "(b) => b.textContent.includes(arguments[0])); return b ? b.dataset.command : null;",
+        label_part)
+
+
+def inspect(driver, css: str, title_part: str) -> None:
+    click_js(driver, css)
+    wait_for(driver, lambda d: title_part in d.execute_script(
+        "const t = document.querySelector('#inspector-body .inspect-title');"
+        " return t ? t.textContent : '';"), SLOW_DEADLINE, f"the inspector on {title_part}")
+
+
+def test_the_sandbox_as_an_instrument(browser, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with running_server(tmp_path, BOTSVC_TEST_TOOLS=1, BOTSVC_WEBHOOK_ALLOW_PRIVATE=1) as server:
+        base = server.base_url
+        created = operator(server, "createBot", username="probe_bot", display_name="Probe")
+        bot, bot_id = Bot(base, created["token"]), created["bot"]["id"]
+        other = operator(server, "createBot", username="other_bot", display_name="Other")
+        user_id = operator(server, "createUser", display_name="Ada")["user_id"]
+        chat_id = operator(server, "userStart", user_id=user_id, bot_id=bot_id)["chat_id"]
+        other_chat = operator(server, "userStart", user_id=user_id,
+                              bot_id=other["bot"]["id"])["chat_id"]
+        bot.next_update("message")                    # the /start: nothing pending
+        bot.call("getMe")
+
+        # -- sign-in returns to the page asked for
+        browser.get(f"{base}/sandbox/bots/{bot_id}")
+        assert browser.current_url.startswith(f"{base}/sandbox/signin?next=")
+        sign_in(browser, base, server.admin_token)
+        wait_for(browser, lambda d: d.current_url == f"{base}/sandbox/bots/{bot_id}",
+                 SLOW_DEADLINE, "the bot's page after sign-in")
+        count_is(browser, 2, "the first calls")   # getUpdates (recorded: it had one), getMe
+
+        # -- a burst: every call listed, newest first; a fresh page pages to older ones
+        started = time.monotonic()
+        with requests.Session() as fast:
+            fast.headers["Authorization"] = f"Bearer {created['token']}"
+            for _ in range(58):
+                assert fast.post(f"{base}/v2/getMe", timeout=10).status_code == 200
+        burst_s = time.monotonic() - started
+        count_is(browser, 60, "the whole burst")
+        listed = rows(browser)
+        assert listed == sorted(listed, reverse=True) and len(set(listed)) == 60
+        browser.refresh()
+        count_is(browser, 50, "a fresh page's newest 50")
+        click_js(browser, "#feed-older:not([hidden])")
+        count_is(browser, 60, "the older calls")
+        assert rows(browser) == listed
+        assert browser.find_element(By.ID, "feed-older").get_attribute("hidden") is not None
+
+        # -- Pause holds new calls, Resume shows them; Clear view empties the list only
+        click_js(browser, "#feed-pause")
+        bot.call("getMe")
+        shown(browser, "#feed-held:not([hidden])", SLOW_DEADLINE)
+        wait_for(browser, lambda d: "1 new call held" in d.find_element(By.ID, "feed-held").text,
+                 SLOW_DEADLINE, "the held call")
+        assert len(rows(browser)) == 60
+        click_js(browser, "#feed-pause")
+        count_is(browser, 61, "the held call shown on resume")
+        click_js(browser, "#feed-clear")
+        count_is(browser, 0, "the cleared list")
+        bot.call("getMe")
+        count_is(browser, 1, "a new call after Clear view")
+        assert len(operator(server, "getBotCalls", bot_id=bot_id, limit=100)["calls"]) == 62
+
+        # -- updates waiting, no poll for a minute: a warning, a banner, the title
+        operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id, text="anyone?")
+        operator(server, "advanceClock", seconds=120)
+        shown(browser, "#health:not([hidden]) [data-issue='not-polling']", SLOW_DEADLINE)
+        banner = browser.find_element(By.ID, "health").text
+        # the /start, polled but not yet acknowledged (no poll with a later offset), and this one
+        assert "Probe: 2 updates waiting, and the bot has not polled for 2 min." in banner
+        assert not browser.find_element(By.ID, "vital-stalled-box").get_attribute("hidden")
+        assert browser.title.startswith("\u26a0 ")
+        browser.save_screenshot(str(ARTIFACTS / "sandbox-instrument-banner.png"))
+        bot.next_update("message")                    # the bot polls again
+        wait_for(browser, lambda d: d.find_element(By.ID, "health").get_attribute("hidden")
+                 is not None, SLOW_DEADLINE, "the banner's end")
+        assert not browser.title.startswith("\u26a0")
+        # the new rows say the service clock runs ahead of the wall clock
+        shown(browser, "#feed li.call .pill.clock-ahead", SLOW_DEADLINE)
+        assert "clock +2 min" in browser.find_element(
+            By.CSS_SELECTOR, "#feed li.call .pill.clock-ahead").text
+
+        # -- "Chat with it" opens this bot's chat
+        click_js(browser, "#chat-with-it")
+        wait_for(browser, lambda d: d.current_url == f"{base}/sandbox/chats/{user_id}/{bot_id}",
+                 SLOW_DEADLINE, "the bot's chat")
+
+        # -- right-to-left text; Copy as curl as each call was sent
+        hebrew = bot.call("sendMessage", chat_id=chat_id, text="\u05e9\u05dc\u05d5\u05dd world")
+        line, _ = shown(browser, f"#msg-{hebrew['message_id']} .text", SLOW_DEADLINE)
+        assert line.get_attribute("dir") == "auto"
+        assert browser.execute_script("return getComputedStyle(arguments[0]).direction",
+                                      line) == "rtl"
+        photo = requests.post(
+            f"{base}/v2/sendPhoto", headers={"Authorization": f"Bearer {created['token']}"},
+            data={"chat_id": chat_id, "caption": "@alice <b>"},
+            files={"photo": ("p.png", io.BytesIO(walk.photo_png()), "image/png")},
+            timeout=30).json()["result"]
+        inspect(browser, f"#msg-{photo['message_id']} .text", "The bot's message")
+        wait_for(browser, lambda d: command_of(d, "Copy as curl"), SLOW_DEADLINE, "its curl")
+        command = command_of(browser, "Copy as curl")
+        assert "--form-string 'caption=@alice <b>'" in command
+        assert "-F 'photo=@p.png'" in command and "-F 'caption" not in command
+        keyboard = '{"inline_keyboard":[[{"text":"Yes","callback_data":"yes"}]]}'
+        formed = requests.post(
+            f"{base}/v2/sendMessage", headers={"Authorization": f"Bearer {created['token']}"},
+            data={"chat_id": chat_id, "text": "Sure?", "reply_markup": keyboard},
+            timeout=30).json()["result"]
+        inspect(browser, f"#msg-{formed['message_id']} .text", "The bot's message")
+        wait_for(browser, lambda d: command_of(d, "Copy as curl"), SLOW_DEADLINE, "its curl")
+        command = command_of(browser, "Copy as curl")
+        assert f"--data-urlencode 'reply_markup={keyboard}'" in command
+        assert "--data-urlencode 'text=Sure?'" in command and "application/json" not in command
+        # an edit has its own command
+        bot.call("editMessageText", chat_id=chat_id, message_id=formed["message_id"],
+                 text="Really sure?", reply_markup={"inline_keyboard": [[
+                     {"text": "Yes", "callback_data": "yes"}]]})
+        wait_for(browser, lambda d: command_of(d, "Copy this editMessageText as curl"),
+                 SLOW_DEADLINE, "the edit's curl")
+        assert '"text":"Really sure?"' in command_of(browser, "Copy this editMessageText")
+
+        # a click: an unanswered one offers its id alone, an answered one nothing
+        clicked = operator(server, "userClickButton", user_id=user_id, bot_id=bot_id,
+                           message_id=formed["message_id"], callback_data="yes")
+        bot.next_update("callback_query")
+        inspect(browser, ".line-click .line-text", "You pressed")
+        wait_for(browser, lambda d: command_of(d, "Copy an answer as curl"), SLOW_DEADLINE,
+                 "the answer's curl")
+        answer_command = command_of(browser, "Copy an answer as curl")
+        assert answer_command.endswith(   # the id alone: no canned text
+            f" \\\n  --data-urlencode 'callback_query_id={clicked['callback_query_id']}'")
+        assert "text" not in answer_command
+        bot.call("answerCallbackQuery", callback_query_id=clicked["callback_query_id"])
+        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#inspector-body .curl-none")
+                 and not command_of(d, "Copy an answer"), SLOW_DEADLINE, "no curl once answered")
+        assert "Already answered" in browser.find_element(
+            By.CSS_SELECTOR, "#inspector-body .curl-none").text
+
+        # a 16,384-byte text, valid, too large to keep whole: no made-up command
+        long = bot.call("sendMessage", chat_id=chat_id, text="x" * 16384)
+        inspect(browser, f"#msg-{long['message_id']} .text", "The bot's message")
+        wait_for(browser, lambda d: d.find_elements(
+            By.CSS_SELECTOR, "#inspector-body .not-in-log, #inspector-body .curl-none"),
+            SLOW_DEADLINE, "what the inspector says of it")
+        assert browser.find_elements(By.CSS_SELECTOR, "#inspector-body .curl") == []
+        assert "Hello!" not in browser.find_element(By.ID, "inspector-body").text
+
+        # -- the inspector comes into view with the pane scrolled down to the calls
+        browser.execute_script("const p = document.getElementById('dev-pane');"
+                               " p.scrollTop = p.scrollHeight;")
+        inspect(browser, f"#msg-{hebrew['message_id']} .text", "The bot's message")
+        wait_for(browser, lambda d: d.execute_script(
+            "const p = document.getElementById('dev-pane').getBoundingClientRect();"
+            "const i = document.getElementById('inspector').getBoundingClientRect();"
+            "return i.top >= p.top - 1 && i.top < p.bottom;"), SLOW_DEADLINE,
+            "the inspector in view")
+
+        # -- a toast never takes a click meant for the chat's newest line
+        browser.execute_script("Sandbox.toast('A toast over the chat')")
+        newest = browser.find_element(By.CSS_SELECTOR, f"#msg-{long['message_id']} .bubble")
+        assert browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "const at = document.elementFromPoint(r.left + r.width / 2, r.bottom - 8);"
+            "return !!at && !at.closest('.toasts');", newest)
+
+        # -- another chat's unread messages are counted in the tab's title
+        bot_other = Bot(base, other["token"])
+        bot_other.call("sendMessage", chat_id=other_chat, text="psst")
+        wait_for(browser, lambda d: d.title.startswith("(1) "), SLOW_DEADLINE,
+                 "the unread count in the title")
+        browser.save_screenshot(str(ARTIFACTS / "sandbox-instrument.png"))
+
+        # -- two days on by the service clock: the sidebar shows dates, names keep their room
+        operator(server, "advanceClock", seconds=2 * 86400)
+        entry = f"#chat-list li[data-bot-id='{other['bot']['id']}']"
+        wait_for(browser, lambda d: ":" not in d.find_element(
+            By.CSS_SELECTOR, f"{entry} .entry-time").text, SLOW_DEADLINE, "a date, not a time")
+        assert browser.execute_script(
+            "const n = document.querySelector(arguments[0] + ' .entry-name');"
+            "return n.scrollWidth <= n.clientWidth", entry)
+
+        # -- the webhook failing: a banner, since when
+        receiver = Receiver(None, statuses(500))
+        try:
+            bot.call("setWebhook", url=f"http://127.0.0.1:{receiver.port}/hook",
+                     secret_token="a-secret-token-of-16")
+            operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id, text="hook?")
+            shown(browser, "#health:not([hidden]) [data-issue='webhook-failing']", SLOW_DEADLINE)
+            assert "Probe: the webhook has been failing since" in browser.find_element(
+                By.ID, "health").text
+            bot.call("deleteWebhook")
+        finally:
+            receiver.close()
+
+        # -- at 390 px a failed call's method name is whole
+        bot.fail("sendMessage", chat_id=chat_id, text="")
+        browser.set_window_size(390, 844)
+        browser.get(f"{base}/sandbox/bots/{bot_id}")
+        method, _ = shown(browser, "#feed li.call.failed .call-method", SLOW_DEADLINE)
+        assert method.text == "sendMessage"
+        assert browser.execute_script(
+            "return arguments[0].scrollWidth <= arguments[0].clientWidth", method)
+        browser.save_screenshot(str(ARTIFACTS / "sandbox-instrument-phone.png"))
+
+        # -- the server gone: a banner says so, the page does not freeze silently
+        server.stop()
+        shown(browser, "#health:not([hidden]) [data-issue='unreachable']", SLOW_DEADLINE)
+        assert "cannot be reached" in browser.find_element(By.ID, "health").text
+        click_js(browser, "#tools [data-advance='60']")   # an action says so too
+        wait_for(browser, lambda d: any(t.text == "The server cannot be reached" for t in
+                                        d.find_elements(By.CSS_SELECTOR, ".toast.error")),
+                 SLOW_DEADLINE, "the action's toast")
+        assert burst_s < 30

@@ -23,6 +23,7 @@ _SUCCESS_PREFIX = b'{"ok":true,"result":'
 _EMPTY_POLL = _SUCCESS_PREFIX + b"[]}"
 REDACTED = "[token]"
 SECRET_MARK = "[secret]"
+_REDACTED_BYTES = REDACTED.encode()
 # A JSON body this short is kept as it was sent: its compact form could not
 # reach the bound (only a number written with an exponent grows when written
 # again, 1e15 to 1000000000000000.0: under 5 times).
@@ -77,12 +78,13 @@ class _Scrub:
     __slots__ = ("pairs", "fields")
 
     def __init__(self, token_secret: bytes, body: RequestBody | None, secret_fields):
-        self.pairs: list[tuple[bytes, bytes]] = []
-        if token_secret:
-            self.pairs.append((token_secret, REDACTED.encode()))
-        params = body.params if body is not None else None
-        self.fields = tuple(name for name in secret_fields
-                            if isinstance(params, dict) and name in params)
+        # Every call makes one: the common case (no secret parameter) is kept short.
+        self.pairs = [(token_secret, _REDACTED_BYTES)] if token_secret else []
+        self.fields = ()
+        if not secret_fields or body is None or not isinstance(body.params, dict):
+            return
+        params = body.params
+        self.fields = tuple(name for name in secret_fields if name in params)
         for name in self.fields:
             value = params[name]
             if isinstance(value, str) and len(value) >= _SECRET_TEXT_MIN:

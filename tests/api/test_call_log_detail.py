@@ -211,3 +211,14 @@ def test_a_filtered_query_reads_only_the_bots_own_rows(app, operator, bot, new_b
     assert any(step.startswith("SEARCH bot_calls USING INDEX bot_calls_by_bot (bot_id=? AND")
                for step in plan), plan
     assert not any(step.startswith("SCAN") for step in plan), plan
+
+
+def test_the_openapi_document_describes_the_filters_and_the_detail():
+    from botsvc.openapi.document import build
+    schemas = build("http://localhost")["components"]["schemas"]
+    request = schemas["BotCalls"]["properties"]
+    assert {"after_call_id", "chat_id", "since", "until", "search", "detail"} <= set(request)
+    record = schemas["BotCall"]["properties"]
+    assert {"error_parameters", "injected", "params_preview", "cut_fields"} <= set(record)
+    assert set(schemas["InjectedIntoCall"]["properties"]) == {"error_code", "delay_ms"}
+    assert "error_parameters" not in schemas["BotCall"].get("required", [])

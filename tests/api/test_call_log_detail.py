@@ -222,3 +222,14 @@ def test_the_openapi_document_describes_the_filters_and_the_detail():
     assert {"error_parameters", "injected", "params_preview", "cut_fields"} <= set(record)
     assert set(schemas["InjectedIntoCall"]["properties"]) == {"error_code", "delay_ms"}
     assert "error_parameters" not in schemas["BotCall"].get("required", [])
+
+
+def test_filters_read_deeply_nested_params(operator, bot, chat):
+    deep = "[" * 900 + "]" * 900            # as deep as a body may be: kept as sent
+    answer = bot.raw("sendMessage", f'{{"chat_id":"{chat.chat_id}","text":"x","z":{deep}}}'
+                     .encode())
+    assert answer.status_code == 400                  # z: an unknown parameter
+    bot.ok("sendMessage", chat_id=chat.chat_id, text="plain")
+    found = calls(operator, bot, chat_id=chat.chat_id)
+    assert [c["params"]["text"] for c in found] == ["plain", "x"]
+    assert [c["params"]["text"] for c in calls(operator, bot, search="[[")] == ["x"]

@@ -46,6 +46,8 @@ RETENTION_SECONDS = 24 * 3600
 CALL_LOG_KEPT_CALLS = 1000
 CALL_LOG_RETENTION_SECONDS = RETENTION_SECONDS
 CALL_LOG_BODY_MAX_BYTES = 16 * 1024
+# With getBotCalls detail, each field of params left out for size, cut to this.
+CALL_LOG_PREVIEW_MAX_BYTES = 256
 
 
 def ecma(pattern: re.Pattern | str) -> str:

@@ -27,7 +27,7 @@ from botsvc import (
     sandbox,
 )
 from botsvc.api.registry import METHODS
-from botsvc.call_log_writer import EXTENSION, CallLogWriter
+from botsvc.call_log.writer import EXTENSION, CallLogWriter
 from botsvc.catalogue.body import BotsvcRequest
 from botsvc.config import Settings
 

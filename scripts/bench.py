@@ -117,6 +117,34 @@ def api_part(tmp: Path, rounds: int = 9, seconds: int = 3) -> None:
           f"{counting / served:.4f} of 1/throughput of sendMessage with metrics off")
 
 
+@part("lone")
+def lone_part(tmp: Path, rounds: int = 8, seconds: int = 2) -> None:
+    """A lone caller's latency: sendMessage at one connection (wrk -c1), the
+    service with its call log beside the same with BOTSVC_CALL_LOG=0, in
+    alternating rounds (ABBA); the ratio of the p50s (aim: 1.10 or less)."""
+    for name in ("logged", "unlogged"):
+        (tmp / name).mkdir()
+    with running_server(tmp / "logged", **NO_LIMITS) as logged, \
+            running_server(tmp / "unlogged", BOTSVC_CALL_LOG=0, **NO_LIMITS) as unlogged:
+        servers = {"call log on": logged, "call log off": unlogged}
+        targets = {label: _send_target(served) for label, served in servers.items()}
+        for target in targets.values():
+            wrk_post(*target, seconds=1, connections=1)   # warm-up
+        measured: dict[str, list[dict]] = {label: [] for label in targets}
+        for turn in range(rounds):
+            for label in (list(targets) if turn % 2 == 0 else list(targets)[::-1]):
+                measured[label].append(wrk_post(*targets[label], seconds=seconds,
+                                                connections=1))
+    print(f"lone: sendMessage at one connection (wrk -c1); {rounds} alternating rounds of "
+          f"{seconds} s")
+    for label, results in measured.items():
+        print(f"  {label:<14} p50 " + " ".join(f"{m['p50']:.3f}" for m in results) + " ms")
+    ratios = [a["p50"] / b["p50"] for a, b in zip(measured["call log on"],
+                                                  measured["call log off"], strict=True)]
+    print(f"  p50 with the call log / without (median of rounds) = {median(ratios):.3f} "
+          f"(rounds {min(ratios):.2f}-{max(ratios):.2f}; aim 1.10 or less)")
+
+
 def _counting_seconds(directory: Path, calls: int = 20000) -> float:
     """What the dispatcher's counting costs per call, in a process of its own
     counting into prometheus_client's multiprocess files as a worker does."""

@@ -14,7 +14,6 @@ from flask import Blueprint, Response, current_app, g, request
 
 from botsvc import disk, limits, logs, metrics
 from botsvc import idempotency as idem
-from botsvc.api import call_records
 from botsvc.api.registry import METHODS, Call
 from botsvc.auth import (
     bearer_token,
@@ -24,6 +23,7 @@ from botsvc.auth import (
     platform_disabled,
     unauthorized,
 )
+from botsvc.call_log import capture as call_capture
 from botsvc.catalogue.body import is_form_request, parse_body
 from botsvc.catalogue.entry import Method, validate_request
 from botsvc.db import get_db, transaction
@@ -56,38 +56,21 @@ def call_method(name: str) -> Response:
     req = request._get_current_object()
     environ = req.environ   # the headers as the server gave them: no copy
     key = environ.get(idem.ENVIRON_KEY)
-    capture = call_records.call_started(name, key)
+    capture = call_capture.call_started(name, key)
     method = METHODS.get(name)
-    if method is None:
+    if method is None or req.method != "POST":
         _note_caller(capture)
-        raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
-    if req.method != "POST":
-        _note_caller(capture)
+        if method is None:
+            raise ApiError(ErrorCode.METHOD_NOT_FOUND, f"Method {name} not found")
         raise MethodNotAllowed(("POST",), "Methods are called with POST")
     settings = current_app.config["SETTINGS"]
     conn = get_db()
-    token = bearer_token(environ.get("HTTP_AUTHORIZATION"))
-    resent_by = environ.get(RESENT_AS_BOT)
-    bot, platform_is_disabled = (identify_bot(conn, token) if resent_by is None
-                                 else identify_bot_by_id(conn, resent_by))
-    if bot is not None:
-        g.bot_id = bot.id   # the log line's
-        if capture is not None:
-            capture.bot_id, capture.secret = bot.id, (token or "").partition(":")[2].encode()
-    if platform_is_disabled:
-        raise platform_disabled()
-    if bot is None:
-        raise unauthorized()
-    if bot.has_faults:
-        faults.intercept(conn, bot.id, name)   # the contract: right after the token
-    if bot.disabled:
-        raise bot_disabled()
+    bot = _checked_bot(conn, environ, name, capture)
     if method.file_fields and is_form_request(req):
         # Before a byte of the body lands in the quarantine.
         disk.check_room_for_upload(settings.data_dir, settings.min_free_bytes)
     body = parse_body(req, settings.upload_max_bytes)
-    if capture is not None:
-        capture.body = body
+    capture.read(method.secret_fields, body)
     call = Call(conn, settings, bot, name, files=body.files)
     if key is not None and not idem.KEY_PATTERN.match(key):
         # A validation error like any other: answered after the rate limits;
@@ -98,13 +81,9 @@ def call_method(name: str) -> Response:
             validated = validate_request(method, body)
         except ApiError as error:
             validated = error
-    in_force = limits.configured_limits(settings)
-    buckets = (limits.API, *method.buckets)
-    if body.files and method.file_fields and limits.UPLOAD not in buckets:
-        buckets += (limits.UPLOAD,)  # a direct upload to a send method is an upload too
     run = Run(call, method, validated, key,
               idem.fingerprint(name, body.fingerprint_source()) if key else None,
-              [in_force[b] for b in buckets if b in in_force])
+              _limits_in_force(settings, method, body), capture)
     try:
         return run.claimed() if method.prepare else run.single()
     except sqlite3.IntegrityError:
@@ -114,18 +93,53 @@ def call_method(name: str) -> Response:
         raise unauthorized() from None
 
 
-def _note_caller(capture: call_records.CallCapture | None) -> None:
+def _checked_bot(conn: sqlite3.Connection, environ: dict, name: str, capture):
+    """The token's bot, through the steps the contract puts before the body:
+    platform, token, an injected fault, bot disabled."""
+    token = bearer_token(environ.get("HTTP_AUTHORIZATION"))
+    resent_by = environ.get(RESENT_AS_BOT)
+    bot, platform_is_disabled = (identify_bot(conn, token) if resent_by is None
+                                 else identify_bot_by_id(conn, resent_by))
+    if bot is not None:
+        g.bot_id = bot.id   # the log line's
+        capture.caller(bot.id, token)
+    if platform_is_disabled:
+        raise platform_disabled()
+    if bot is None:
+        raise unauthorized()
+    if bot.has_faults:   # the contract: right after the token
+        fault = faults.take(conn, bot.id, name)
+        if fault is not None:
+            capture.fault(fault.error_code.value if fault.error_code else None,
+                          fault.delay_ms)
+            faults.apply(fault)
+    if bot.disabled:
+        raise bot_disabled()
+    return bot
+
+
+def _limits_in_force(settings, method: Method, body) -> list:
+    """The rate limits the call takes: "api", the method's own buckets, and
+    "upload" for a direct upload to a send method."""
+    in_force = limits.configured_limits(settings)
+    buckets = (limits.API, *method.buckets)
+    if body.files and method.file_fields and limits.UPLOAD not in buckets:
+        buckets += (limits.UPLOAD,)
+    return [in_force[b] for b in buckets if b in in_force]
+
+
+def _note_caller(capture) -> None:
     """Whose call this is, for the call log, when it is answered before the
     token is checked (an unknown method, an HTTP method other than POST):
     the answer stays what it is, whatever the token."""
-    if capture is None:
+    if capture is call_capture.NO_CAPTURE:
         return
     token = bearer_token(request.headers.get("Authorization"))
     with contextlib.suppress(sqlite3.Error):
         bot, _ = identify_bot(get_db(), token)
         if bot is not None:
-            g.bot_id = capture.bot_id = bot.id
-            capture.secret = token.partition(":")[2].encode()
+            g.bot_id = bot.id
+            capture.caller(bot.id, token)
 
 
 @bp.after_request
@@ -136,15 +150,15 @@ def count_call(response: Response) -> Response:
     name = (request.view_args or {}).get("name")
     code = error_code_of(response) or ("ok" if response.status_code < 400 else "unknown")
     metrics.api_request(name if name in METHODS else "unknown", code, logs.elapsed_seconds())
-    call_records.record_call(response)
-    return response
+    return call_capture.answered(response)
 
 
 class Run:
     """One execution of a method under the idempotency and rate rules."""
 
-    def __init__(self, call: Call, method: Method, validated, key, fp, in_force):
+    def __init__(self, call: Call, method: Method, validated, key, fp, in_force, capture):
         self.call, self.method, self.validated = call, method, validated
+        self.capture = capture   # the call log's: handed the answer in the transaction
         self.key, self.fp, self.limits = key, fp, in_force
         self.conn = call.conn
         # Whether the handler changed any row (None: it has not run): a request
@@ -231,7 +245,7 @@ class Run:
                         limits.consume(self.conn, self.call.bot.id, self.limits)
                         answer = then()
                     if answer is not None:
-                        call_records.record_in_call(self.conn, *answer)
+                        self.capture.answered_in(self.conn, *answer)
                     return answer
             except idem.StillRunning:
                 if time.monotonic() >= deadline:

@@ -17,9 +17,10 @@ from botsvc.webhooks.urls import validate_webhook_url
 
 class SetWebhookSchema(StrictSchema):
     url = Str(required=True)
-    # The message never repeats the value: it is a credential.
+    # The message never repeats the value: it is a credential (``secret``:
+    # the call log keeps ``[secret]`` in its place).
     secret_token = Pattern(SECRET_TOKEN, "must be 16 to 256 ASCII letters, digits, '_' or '-'",
-                           required=True)
+                           required=True, metadata={"secret": True})
     drop_pending_updates = Bool(load_default=False)
 
 

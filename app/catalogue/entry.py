@@ -56,6 +56,16 @@ class Method:
         return tuple(name for name, field in self.schema.fields.items()
                      if isinstance(field, (FilePart, MediaInput)))
 
+    @cached_property
+    def secret_fields(self) -> tuple[str, ...]:
+        """Parameters that are credentials (``metadata={"secret": True}`` on
+        the field, the one place a secret is named): the call log keeps
+        ``[secret]`` in their place."""
+        if self.schema is None:
+            return ()
+        return tuple(name for name, field in self.schema.fields.items()
+                     if field.metadata.get("secret"))
+
 
 class Catalogue(dict[str, Method]):
     """The methods of one surface (``/v2`` or ``/manage/v1``) by their

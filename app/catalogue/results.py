@@ -15,7 +15,15 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from botsvc.catalogue.markup import CardSchema, InlineKeyboardSchema
 from botsvc.catalogue.validation import OneOf
-from botsvc.contract import CALL_LOG_BODY_MAX_BYTES, CHAT_ID, FILE_ID, FILE_KINDS, SHA256, ecma
+from botsvc.contract import (
+    CALL_LOG_BODY_MAX_BYTES,
+    CALL_LOG_PREVIEW_MAX_BYTES,
+    CHAT_ID,
+    FILE_ID,
+    FILE_KINDS,
+    SHA256,
+    ecma,
+)
 from botsvc.errors import ErrorCode
 
 MESSAGE_TYPES = ("text", "photo", "video", "animation", "audio", "voice", "document", "card")
@@ -301,6 +309,12 @@ class ResentCall(Result):
 
 # -- the bot's call log (getBotCalls) -------------------------------------------
 
+class InjectedIntoCall(Result):
+    error_code = OneOf(tuple(code.value for code in ErrorCode), metadata={
+        "description": "the error the fault answered with; absent for a delay alone"})
+    delay_ms = fields.Integer(metadata={"description": "how long the call was held"})
+
+
 class BotCall(Result):
     call_id = fields.Integer(required=True, metadata={
         "description": "positive, increasing in the order the records were written"})
@@ -327,6 +341,20 @@ class BotCall(Result):
     truncated = fields.Boolean(validate=validate.Equal(True), metadata={
         "description": f"true when params or result was left out: its compact JSON is over "
                        f"{CALL_LOG_BODY_MAX_BYTES} bytes; absent otherwise"})
+    # Only with getBotCalls' detail: true (the default record keeps the
+    # contract's fields and no others).
+    error_parameters = fields.Dict(metadata={
+        "description": "detail only: the failure's parameters (field, path, retry_after, "
+                       "injected...), when it had any"})
+    injected = fields.Nested(InjectedIntoCall, metadata={
+        "description": "detail only: the fault or delay the testing tools injected into "
+                       "this call"})
+    params_preview = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": f"detail only, when params was left out for size: each field as its "
+                       f"text (a string's own, else its compact JSON), cut to "
+                       f"{CALL_LOG_PREVIEW_MAX_BYTES} bytes"})
+    cut_fields = fields.List(fields.String(), metadata={
+        "description": "detail only, with params_preview: the fields cut in it"})
 
 
 class BotCallsPage(Result):

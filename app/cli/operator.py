@@ -67,8 +67,10 @@ OPERATOR_COMMANDS = (
     OperatorCommand("user-send-media", "userSendMedia", ("user_id", "bot_id", "file"),
                     {"--caption": "caption", "--type": "type"}),
     OperatorCommand("bot-calls", "getBotCalls", ("bot_id",),
-                    {"--limit": "limit", "--cursor": "cursor", "--method": "method"},
-                    flags={"--failures-only": "failures_only"}),
+                    {"--limit": "limit", "--cursor": "cursor", "--method": "method",
+                     "--after-call-id": "after_call_id", "--chat-id": "chat_id",
+                     "--since": "since", "--until": "until", "--search": "search"},
+                    flags={"--failures-only": "failures_only", "--detail": "detail"}),
     OperatorCommand("export-chat", "exportChat", ("user_id", "bot_id"),
                     {"--after": "after_message_id", "--format": "format"}),
 )

@@ -3,8 +3,8 @@ kept for the newest 1,000 calls of the bot and at most 24 hours of service
 time, and per bot the count of its empty polls and the date of its last poll.
 
 This module stores and reads; what a record holds is decided where the call
-is answered (app/api/call_records.py) and written, best effort, by
-app/call_log_writer.py. Both bounds are applied exactly when reading; the
+is answered (app/call_log/capture.py) and written, best effort, by
+app/call_log/writer.py. Both bounds are applied exactly when reading; the
 rows past them are removed in bulk as a bot writes (``write``, once
 TRIM_SLACK rows are past its bound) and by the clean-up job
 (``delete_expired``), so the table stays near 1,000 rows a bot however long
@@ -20,6 +20,7 @@ from typing import NamedTuple
 from botsvc.contract import (
     CALL_LOG_BODY_MAX_BYTES,
     CALL_LOG_KEPT_CALLS,
+    CALL_LOG_PREVIEW_MAX_BYTES,
     CALL_LOG_RETENTION_SECONDS,
 )
 from botsvc.db import transaction
@@ -30,6 +31,8 @@ RETENTION_SECONDS = CALL_LOG_RETENTION_SECONDS
 # params and result are each kept when their compact JSON is at most this
 # many bytes of UTF-8, and left out (``truncated: true``) otherwise.
 BODY_MAX_BYTES = CALL_LOG_BODY_MAX_BYTES
+# With detail, params left out for size keep each field cut to this many bytes.
+PREVIEW_MAX_BYTES = CALL_LOG_PREVIEW_MAX_BYTES
 # A bot's oldest rows are removed in bulk once this many are past the bound.
 TRIM_SLACK = 100
 
@@ -37,7 +40,8 @@ TRIM_SLACK = 100
 class CallRecord(NamedTuple):
     """One call, as plain values in the order of the table's columns.
     ``params`` and ``result`` are compact JSON (UTF-8) already within
-    BODY_MAX_BYTES, or None."""
+    BODY_MAX_BYTES, or None; so is ``detail``, what getBotCalls adds with
+    ``detail: true`` (error_parameters, injected, params_preview, cut_fields)."""
     bot_id: int
     date: int
     method: str
@@ -51,6 +55,7 @@ class CallRecord(NamedTuple):
     params: bytes | None
     result: bytes | None
     truncated: bool
+    detail: bytes | None = None
 
 
 def within_bound(compact_json: bytes) -> bytes | None:
@@ -98,7 +103,7 @@ _COUNT_POLLED = _UPSERT_COUNTS.format(
 # text only, under the statement of its shape.
 _COLUMNS = ("bot_id", "date", "method", "http_status", "duration_ms", "request_id",
             "replayed", "truncated")
-_OPTIONAL = ("error_code", "description", "idempotency_key", "params", "result")
+_OPTIONAL = ("error_code", "description", "idempotency_key", "params", "result", "detail")
 
 
 def _insert(conn: sqlite3.Connection, records: list[CallRecord]) -> None:
@@ -107,7 +112,7 @@ def _insert(conn: sqlite3.Connection, records: list[CallRecord]) -> None:
     for record in records:
         present = (record.error_code is not None, record.description is not None,
                    record.idempotency_key is not None, record.params is not None,
-                   record.result is not None)
+                   record.result is not None, record.detail is not None)
         if present != shape:
             if rows:
                 conn.executemany(_insert_statement(shape), rows)
@@ -125,6 +130,8 @@ def _insert(conn: sqlite3.Connection, records: list[CallRecord]) -> None:
             row.append(record.params.decode())
         if present[4]:
             row.append(record.result.decode())
+        if present[5]:
+            row.append(record.detail.decode())
         rows.append(row)
     if rows:
         conn.executemany(_insert_statement(shape), rows)
@@ -165,21 +172,33 @@ def delete_expired(conn: sqlite3.Connection, now: float) -> int:
     return conn.execute("DELETE FROM bot_calls WHERE call_id < ?", (first_kept,)).rowcount
 
 
+class CallFilter(NamedTuple):
+    """getBotCalls' optional filters (None / False: not asked)."""
+    method: str | None = None
+    failures_only: bool = False
+    after_call_id: int | None = None   # only records newer than this call
+    chat_id: str | None = None         # calls whose params name this chat
+    since: int | None = None           # dates, inclusive (service clock)
+    until: int | None = None
+    search: str | None = None          # in params or result, case-insensitively
+
+
+NO_FILTER = CallFilter()
+
+
 def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | None,
-               now: float, method: str | None = None, failures_only: bool = False) -> dict:
-    """getBotCalls: the bot's kept records, newest first, with its poll counts."""
-    oldest_kept = _oldest_kept_call_id(conn, bot_id)
-    where = "bot_id = ? AND call_id < ? AND call_id >= ? AND date >= ?"
-    extra: tuple = ()
-    if method is not None:
-        where += " AND method = ?"
-        extra = (method,)
-    if failures_only:
-        where += " AND http_status >= 400"
+               now: float, *, where: CallFilter = NO_FILTER, detail: bool = False) -> dict:
+    """getBotCalls: the bot's kept records, newest first, with its poll
+    counts. Every query walks the bot's own index range (its bot_id and the
+    call_ids within its bound), so at most its 1,100 rows, whatever filters."""
+    oldest_kept = max(_oldest_kept_call_id(conn, bot_id),
+                      0 if where.after_call_id is None else where.after_call_id + 1)
+    sql, extra = _filter_sql(conn, where)
 
     def fetch(before: int | None, n: int):
         return conn.execute(
-            f"SELECT * FROM bot_calls WHERE {where} ORDER BY call_id DESC LIMIT ?",
+            f"SELECT * FROM bot_calls WHERE bot_id = ? AND call_id < ? AND call_id >= ?"
+            f" AND date >= ?{sql} ORDER BY call_id DESC LIMIT ?",
             (bot_id, SQLITE_MAX_INTEGER if before is None else before, oldest_kept,
              _cutoff(now), *extra, n)).fetchall()
 
@@ -187,9 +206,42 @@ def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | 
                              ScopedIntCursor(f"bot-calls:{bot_id}"))
     polls = conn.execute("SELECT empty_polls, last_poll_at FROM bot_call_counts"
                          " WHERE bot_id = ?", (bot_id,)).fetchone()
-    return {"calls": [render(row) for row in rows], "next_cursor": next_cursor,
+    return {"calls": [render(row, detail=detail) for row in rows], "next_cursor": next_cursor,
             "empty_polls": polls["empty_polls"] if polls else 0,
             "last_poll_at": polls["last_poll_at"] if polls else None}
+
+
+def _filter_sql(conn: sqlite3.Connection, where: CallFilter) -> tuple[str, tuple]:
+    """The filters' conditions (each after the bot's range) and values."""
+    sql, values = "", []
+    if where.method is not None:
+        sql += " AND method = ?"
+        values.append(where.method)
+    if where.failures_only:
+        sql += " AND http_status >= 400"
+    if where.since is not None:
+        sql += " AND date >= ?"
+        values.append(where.since)
+    if where.until is not None:
+        sql += " AND date <= ?"
+        values.append(where.until)
+    if where.chat_id is not None:
+        # A record kept whole names it in params; one cut for size, in its preview.
+        sql += (" AND coalesce(json_extract(params, '$.chat_id'),"
+                " json_extract(detail, '$.params_preview.chat_id')) = ?")
+        values.append(where.chat_id)
+    if where.search is not None:
+        # SQLite's lower() and LIKE fold ASCII only: Python folds the rest.
+        conn.create_function("botsvc_contains", 2, _contains, deterministic=True)
+        sql += (" AND (botsvc_contains(params, ?) OR botsvc_contains(result, ?)"
+                " OR botsvc_contains(json_extract(detail, '$.params_preview'), ?))")
+        values += [where.search.casefold()] * 3
+    return sql, tuple(values)
+
+
+def _contains(text, needle: str) -> bool:
+    return text is not None and needle in (text if isinstance(text, str)
+                                           else bytes(text).decode(errors="replace")).casefold()
 
 
 def kept_call(conn: sqlite3.Connection, bot_id: int, call_id: int, now: float) -> dict | None:
@@ -222,9 +274,11 @@ def _cutoff(now: float) -> int:
     return int(now - RETENTION_SECONDS)
 
 
-def render(row: sqlite3.Row) -> dict:
+def render(row: sqlite3.Row, *, detail: bool = False) -> dict:
     """A record with exactly the fields of the contract, the optional ones
-    only when they hold something."""
+    only when they hold something; with ``detail``, also what the record
+    keeps beyond them (error_parameters, injected, params_preview,
+    cut_fields)."""
     record = {"call_id": row["call_id"], "date": row["date"], "method": row["method"],
               "ok": row["http_status"] < 400, "http_status": row["http_status"],
               "duration_ms": round(row["duration_ms"], 2), "request_id": row["request_id"]}
@@ -237,4 +291,6 @@ def render(row: sqlite3.Row) -> dict:
             record[name] = json.loads(row[name])
     if row["truncated"]:
         record["truncated"] = True
+    if detail and row["detail"] is not None:
+        record.update(json.loads(row["detail"]))
     return record

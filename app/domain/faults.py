@@ -101,8 +101,12 @@ def intercept(conn: sqlite3.Connection, bot_id: int, method: str) -> None:
     raise its error (the call then takes no rate and is stored under no
     Idempotency-Key, as it never reaches them) or let it run normally."""
     fault = take(conn, bot_id, method)
-    if fault is None:
-        return
+    if fault is not None:
+        apply(fault)
+
+
+def apply(fault: Fault) -> None:
+    """Hold the call for the fault's delay, then raise its error, if any."""
     if fault.delay_ms:
         time.sleep(fault.delay_ms / 1000)
     if fault.error_code is not None:

@@ -8,7 +8,7 @@ import json
 from flask import current_app
 
 from botsvc import clock
-from botsvc.api.call_records import writer
+from botsvc.call_log.capture import writer
 from botsvc.catalogue import results
 from botsvc.catalogue.validation import MessageId, OneOf
 from botsvc.domain import conversation, conversation_pytest

@@ -20,10 +20,10 @@ from flask import current_app, has_request_context, request
 from werkzeug.test import Client
 
 from botsvc import clock
-from botsvc.api.call_records import REDACTED, writer
 from botsvc.api.dispatch import RESENT_AS_BOT
 from botsvc.api.registry import METHODS
 from botsvc.auth import hash_token
+from botsvc.call_log.capture import REDACTED, writer
 from botsvc.catalogue import results
 from botsvc.catalogue.body import RequestBody
 from botsvc.catalogue.entry import validate_request
@@ -37,7 +37,7 @@ from botsvc.manage.dispatch import operator_method
 from botsvc.manage.methods import BotIdSchema
 
 # How the call log keeps the bot's token where the bot put it in a value
-# (botsvc.api.call_records): what was sent there is not known.
+# (botsvc.call_log.capture): what was sent there is not known.
 TOKEN_MARK = REDACTED
 # How long the new call's record may wait for the write lock before its
 # token is replaced in it.

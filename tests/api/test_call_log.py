@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from botsvc.call_log_writer import EXTENSION
+from botsvc.call_log.writer import EXTENSION
 from botsvc.db import checkpoint, connect
 from botsvc.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
 from botsvc.jobs.runner import run_job

@@ -7,7 +7,7 @@ call's own rows; never by waiting for the write lock longer than a moment:
 - while this process answers its /v2 calls one at a time (as a test, or a
   quiet bot, makes them one after another), a call that runs the method in
   a write transaction writes its record there, with its own rows
-  (``may_write_in_call``; app/api/call_records.py), and any other record is
+  (``may_write_in_call``; app/call_log/capture.py), and any other record is
   written at once, in its own transaction, before the answer is sent, if
   the write lock is free within ORDER_WAIT_SECONDS (a job or another worker
   may hold it for a moment). A record is then in the database before its

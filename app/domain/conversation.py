@@ -1,5 +1,8 @@
 """exportChat: a user's chat with a bot as a conversation, ready to become a
 test (the pytest module: ``conversation_pytest``) or a JSON transcript.
+Long because it is kept whole (a little over 300 lines): reading the
+journal and the log, and the one walk that pairs them and numbers the
+messages, share their rules.
 
 The user's side comes from the chat's journal (``chat_events``: Start, Stop,
 Block, each message, each click, in order); the bot's side from its call
@@ -19,9 +22,6 @@ before the bot's previous reaction, and an answer follows its click.
 Bounded like a page of userGetChat: the newest ``MAX_ACTIONS`` actions of
 the chat (an index range of the journal) and the bot's kept call log (at
 most its newest 1,000 records), whatever the chat's length.
-
-A little over 300 lines, kept whole: reading the journal and the log, and
-the one walk that pairs them and numbers the messages, share their rules.
 """
 from __future__ import annotations
 

@@ -86,6 +86,6 @@ def test_the_body_parts_wire_reads_are_there():
     for name in ("read", "readline", "readlines"):
         assert callable(getattr(gunicorn_body.Body, name))
     # close_connection sets the request's own flag, which the answer obeys.
-    assert "self.must_close = False" in inspect.getsource(message.Request.__init__)
+    assert "self.must_close = False" in inspect.getsource(message.Message.__init__)
     assert "if self.must_close:" in inspect.getsource(message.Message.should_close)
     assert "_expected_100_continue" in inspect.getsource(wsgi.create)

@@ -1,34 +1,23 @@
 """botsvc's gunicorn worker: gthread, plus what its connections need
-(docs/connection.md).
+(docs/connection.md). The gunicorn internals it relies on are named in
+tests/infra/test_gunicorn_internals.py (setup.cfg pins one minor range).
 
-- A request head is read by the worker's main loop, which holds no thread:
-  a connection is handed to a thread only once its head has arrived whole
-  within the limits of app/connection/request_head.py, and gunicorn's parser gets that
-  head in one piece (it copies its buffer on every read, which made a long
-  head cost time in the square of its length). A head past a limit is
-  answered 414/431, one not whole within HEAD_SECONDS 408, in the contract's
-  envelope, and nothing more of it is read. Bytes already waiting on the
-  connection are always taken before a deadline is called: a request that
-  waited for a busy worker is not the client's fault.
+- A request head is read by the main loop, which holds no thread, within the
+  limits of app/connection/request_head.py, and handed to gunicorn's parser
+  whole (its own reads cost time in the square of a head's length). Past a
+  limit: 414/431; not whole within HEAD_SECONDS: 408, in the envelope.
+  Bytes already waiting are taken before a deadline is called.
 - A body that has not all arrived holds no thread either: the app's first
   read of it parks the request (app/connection/body.py), the main loop reads
-  the rest (in memory, in a temporary file past 64 KiB) and hands the request
-  to a thread again, from its first byte. Refusals that need no body still
-  come before it. The main loop's deadline is the one a thread had
-  (app/connection/sockets.py): within 10 s, then 500 bytes a second, at most
-  900 s; a client too slow gets 408 REQUEST_TIMEOUT.
-- A kept-alive connection whose keep-alive time is up is not closed when a
-  request has begun to arrive on it: it is served.
-- The app can close the connection for real (app/connection/wire.py): gunicorn drops a
-  ``Connection: close`` header the app sets, so the request being served is
-  handed to the app through a thread-local, where ``close_connection`` sets
-  gunicorn's own flag; and the app can read what has already arrived without
-  waiting for more (``arrived_only``).
-- Closing never waits: the answer is followed by a FIN, and what the client
-  still sends (the body of a request refused before it was read) is read and
-  dropped by the main loop for a few seconds (``Lingering``), so that the
-  client reads its answer rather than a reset; gthread's own graceful close
-  blocked the main loop for up to 2 s a connection.
+  the rest under the deadline a thread had (app/connection/sockets.py), then
+  hands the request to a thread again from its first byte.
+- A kept-alive connection whose time is up is served, not closed, when a
+  request has begun to arrive on it.
+- The app can close the connection for real, and read only what has arrived
+  (app/connection/wire.py), through the request handed to it in a thread-local.
+- Closing never waits: FIN after the answer, then what the client still
+  sends is dropped by the main loop (``Lingering``), so that it reads its
+  answer rather than a reset.
 """
 from __future__ import annotations
 

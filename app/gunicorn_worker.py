@@ -16,7 +16,7 @@ tests/infra/test_gunicorn_internals.py (setup.cfg pins one minor range).
 - The app can close the connection for real, and read only what has arrived
   (app/connection/wire.py), through the request handed to it in a thread-local.
 - Closing never waits: FIN after the answer, then what the client still
-  sends is dropped by the main loop (``Lingering``), so that it reads its
+  sends is dropped by the main loop (``sockets.Lingering``), so that it reads its
   answer rather than a reset.
 """
 from __future__ import annotations
@@ -30,14 +30,8 @@ from gunicorn import util
 from gunicorn.http.errors import LimitRequestHeaders, LimitRequestLine
 from gunicorn.workers.gthread import ThreadWorker
 
-from botsvc.connection import body, request_head, wire
-from botsvc.connection.sockets import (
-    RECV_BYTES,
-    DeadlineSocket,
-    Lingering,
-    body_deadline,
-    waiting_bytes,
-)
+from botsvc.config import Settings
+from botsvc.connection import body, request_head, sockets, wire
 from botsvc.errors import ApiError
 from botsvc.jsontext import dumps
 from botsvc.logs import HEADER as REQUEST_ID_HEADER
@@ -89,10 +83,11 @@ class BotsvcWorker(ThreadWorker):
 
     def init_process(self):
         self.arriving: dict = {}     # conn -> Arriving
+        self.spool_dir = Settings.from_env(secret=False).data_dir
         super().init_process()       # makes the poller, then runs the loop
 
     def run(self):
-        self.lingering = Lingering(self.poller, self._closed)
+        self.lingering = sockets.Lingering(self.poller, self._closed)
         super().run()
 
     # -- the head, in the main loop ---------------------------------------------------
@@ -100,8 +95,8 @@ class BotsvcWorker(ThreadWorker):
     def enqueue_req(self, conn):
         """gthread calls this when a connection has a request to serve: a new
         one, a kept-alive one become readable, one with bytes read ahead."""
-        if not isinstance(conn.sock, DeadlineSocket):
-            conn.sock = DeadlineSocket(conn.sock)
+        if not isinstance(conn.sock, sockets.DeadlineSocket):
+            conn.sock = sockets.DeadlineSocket(conn.sock)
         started = conn.sock.start()
         if conn.sock.raw.getblocking():   # after a thread, with bytes read ahead
             conn.sock.raw.setblocking(False)
@@ -116,7 +111,7 @@ class BotsvcWorker(ThreadWorker):
         try:
             complete = scanner.feed(data) if data else False
             while not complete:
-                data = sock.recv(RECV_BYTES)
+                data = sock.recv(sockets.RECV_BYTES)
                 if not data:
                     return self._drop(arriving)     # the client went away
                 complete = scanner.feed(data)
@@ -147,7 +142,7 @@ class BotsvcWorker(ThreadWorker):
         dsock.raw.setblocking(False)
         arriving = Arriving(conn, 0.0)
         arriving.scanner.data = replay
-        arriving.spool = body.new_spool()
+        arriving.spool = body.new_spool(self.spool_dir)
         arriving.body_left = (dsock.body_length - dsock.body_in_head
                               - (len(replay) - dsock.head_length))   # what the app's try read
         self._read_body(arriving)
@@ -156,7 +151,7 @@ class BotsvcWorker(ThreadWorker):
         dsock = arriving.conn.sock
         try:
             while arriving.body_left > 0:
-                data = dsock.raw.recv(min(RECV_BYTES, arriving.body_left))
+                data = dsock.raw.recv(min(sockets.RECV_BYTES, arriving.body_left))
                 if not data:
                     return self._drop(arriving)
                 arriving.spool.write(data)
@@ -164,7 +159,7 @@ class BotsvcWorker(ThreadWorker):
         except BlockingIOError:
             if last_call:
                 return self._refuse(arriving, wire.request_timeout())
-            arriving.deadline = body_deadline(dsock.started,
+            arriving.deadline = sockets.body_deadline(dsock.started,
                                               dsock.body_length - arriving.body_left)
             return self._wait(arriving)
         except OSError:
@@ -226,7 +221,7 @@ class BotsvcWorker(ThreadWorker):
         for conn in list(self.keepalived_conns):
             if force or conn.timeout > now:
                 break
-            if waiting_bytes(conn.sock.raw):     # a request has begun: serve it
+            if sockets.waiting_bytes(conn.sock.raw):     # a request has begun: serve it
                 self.on_client_socket_readable(conn, conn.sock)
         super().murder_keepalived(force)
         for arriving in list(self.arriving.values()):

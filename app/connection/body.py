@@ -55,8 +55,11 @@ def declared(head: bytes, head_end: int) -> Declared:
     return Declared(int(length) if length.isdigit() and len(length) < 16 else None, chunked)
 
 
-def new_spool():
-    return tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)
+def new_spool(directory: str):
+    """Memory up to SPOOL_MEMORY_BYTES, then an unnamed file in ``directory``
+    (the data directory: the disk uploads end on, which the app checks for
+    room before it reads a body; /tmp may be memory)."""
+    return tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES, dir=directory)
 
 
 class ParkingInput:

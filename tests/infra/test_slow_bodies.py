@@ -101,3 +101,30 @@ def test_a_parked_body_is_served_whole_once_it_has_arrived(tmp_path):
             assert answer.status == 400, refused
             assert (refused["error_code"], refused["parameters"]) == (
                 "INVALID_PARAMETER", {"field": "text"}), refused
+
+
+def test_a_slow_upload_is_parked_then_stored_whole(tmp_path):
+    with running_server(tmp_path, BOTSVC_WORKERS="1", BOTSVC_THREADS="1") as server:
+        token = server.operator("createBot", username="upload_bot")["token"]
+        content = b"a line of notes\n" * 12_000        # 192 kB: spooled to a file
+        prepared = requests.Request(
+            "POST", f"{server.base_url}/v2/uploadFile", files={"file": ("notes.txt", content)},
+            headers={"Authorization": f"Bearer {token}"}).prepare()
+        head = (f"POST /v2/uploadFile HTTP/1.1\r\nHost: x\r\n"
+                f"Authorization: Bearer {token}\r\n"
+                f"Content-Type: {prepared.headers['Content-Type']}\r\n"
+                f"Content-Length: {len(prepared.body)}\r\n\r\n").encode()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+            sock.sendall(head + prepared.body[:1000])
+            time.sleep(0.5)
+            answer = requests.post(f"{server.base_url}/v2/getMe", json={}, timeout=5,
+                                   headers={"Authorization": f"Bearer {token}"})
+            assert answer.status_code == 200    # the one thread is free
+            for start in range(1000, len(prepared.body), 50_000):
+                sock.sendall(prepared.body[start:start + 50_000])
+                time.sleep(0.1)
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            stored = json.loads(answer.read())
+        assert answer.status == 200, stored
+        assert stored["result"]["file_size"] == len(content), stored

@@ -265,10 +265,12 @@ class BotsvcWorker(ThreadWorker):
     def finish_request(self, conn, fs):
         if not fs.cancelled() and fs.exception() is None and fs.result() is _PARKED:
             return self._park(conn)
+        # What is left of a spooled body is the unread rest of this one's
+        # (wire.settle_body took it all, or the connection closes).
         conn.sock.replay = None
+        conn.sock.drop_spool()
         if fs.cancelled() or fs.exception() is not None or fs.result():
             return super().finish_request(conn, fs)   # kept alive, or failed
-        conn.sock.drop_spool()
         self.lingering.close(conn.sock.raw)
 
     def handle_error(self, req, client, addr, exc):

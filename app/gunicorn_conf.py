@@ -26,6 +26,13 @@ threads = settings.threads
 limit_request_line = request_head.REQUEST_LINE_MAX_BYTES
 limit_request_field_size = request_head.HEADER_FIELD_MAX_BYTES + 2
 limit_request_fields = request_head.HEADER_FIELDS_MAX
+# How long an idle kept-alive connection stays open. A client whose next
+# request leaves just as the server closes the connection gets no answer, so
+# the server's idle time is longer than its clients': nginx's upstream pool
+# keeps idle connections 60 s, Go's http.Transport 90 s, httpx 5 s, aiohttp
+# 15 s, Node's agents 4-5 s (gunicorn's 2 s met a bot polling every 2 s). An
+# idle connection costs a file descriptor and no thread (docs/connection.md).
+keepalive = 120
 timeout = 900          # an upload may transcode for minutes
 graceful_timeout = 30
 preload_app = False    # no database connection or scheduler may cross fork()

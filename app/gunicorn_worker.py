@@ -1,34 +1,28 @@
 """botsvc's gunicorn worker: gthread, plus what its connections need
-(docs/connection.md).
+(docs/connection.md). The gunicorn internals it relies on are named in
+tests/infra/test_gunicorn_internals.py (setup.cfg pins one minor range).
 
-- A request head is read by the worker's main loop, which holds no thread:
-  a connection is handed to a thread only once its head has arrived whole
-  within the limits of app/connection/request_head.py, and gunicorn's parser gets that
-  head in one piece (it copies its buffer on every read, which made a long
-  head cost time in the square of its length). A head past a limit is
-  answered 414/431, one not whole within HEAD_SECONDS 408, in the contract's
-  envelope, and nothing more of it is read. Bytes already waiting on the
-  connection are always taken before a deadline is called: a request that
-  waited for a busy worker is not the client's fault.
-- The rest of a request is read by its thread with a deadline: within
-  BODY_GRACE_SECONDS, then at BODY_MIN_RATE bytes a second, within
-  BODY_MAX_SECONDS; a client too slow gets 408 REQUEST_TIMEOUT.
-- The app can close the connection for real (app/connection/wire.py): gunicorn drops a
-  ``Connection: close`` header the app sets, so the request being served is
-  handed to the app through a thread-local, where ``close_connection`` sets
-  gunicorn's own flag; and the app can read what has already arrived without
-  waiting for more (``arrived_only``).
-- Closing never waits: the answer is followed by a FIN, and what the client
-  still sends (the body of a request refused before it was read) is read and
-  dropped by the main loop for a few seconds (``Lingering``), so that the
-  client reads its answer rather than a reset; gthread's own graceful close
-  blocked the main loop for up to 2 s a connection.
+- A request head is read by the main loop, which holds no thread, within the
+  limits of app/connection/request_head.py, and handed to gunicorn's parser
+  whole (its own reads cost time in the square of a head's length). Past a
+  limit: 414/431; not whole within HEAD_SECONDS: 408, in the envelope.
+  Bytes already waiting are taken before a deadline is called.
+- A body that has not all arrived holds no thread either: the app's first
+  read of it parks the request (app/connection/body.py), the main loop reads
+  the rest under the deadline a thread had (app/connection/sockets.py), then
+  hands the request to a thread again from its first byte.
+- A kept-alive connection whose time is up is served, not closed, when a
+  request has begun to arrive on it.
+- The app can close the connection for real, and read only what has arrived
+  (app/connection/wire.py), through the request handed to it in a thread-local.
+- Closing never waits: FIN after the answer, then what the client still
+  sends is dropped by the main loop (``sockets.Lingering``), so that it reads its
+  answer rather than a reset.
 """
 from __future__ import annotations
 
 import contextlib
 import selectors
-import socket
 import time
 from functools import partial
 
@@ -36,23 +30,15 @@ from gunicorn import util
 from gunicorn.http.errors import LimitRequestHeaders, LimitRequestLine
 from gunicorn.workers.gthread import ThreadWorker
 
-from botsvc.connection import request_head, wire
+from botsvc.config import Settings
+from botsvc.connection import body, request_head, sockets, wire
 from botsvc.errors import ApiError
 from botsvc.jsontext import dumps
 from botsvc.logs import HEADER as REQUEST_ID_HEADER
 from botsvc.logs import request_id_for
 
 HEAD_SECONDS = 10.0
-BODY_GRACE_SECONDS = 10.0
-BODY_MIN_RATE = 500            # bytes a second, as Apache's mod_reqtimeout
-BODY_MAX_SECONDS = 900.0       # as gunicorn's timeout: a long upload on a slow link
-# As nginx's lingering close (5 s between reads, 30 s in all), shorter: only
-# a front door sends fast enough to need it, and it sends at most the upload
-# ceiling (100 MiB) and a multipart's framing.
-LINGER_IDLE_SECONDS = 2.0
-LINGER_MAX_SECONDS = 10.0
-LINGER_MAX_BYTES = 128 * 1024 * 1024
-_RECV_BYTES = 65536
+_PARKED = object()       # what handle() returns for a request the app parked
 
 _REASONS = {408: "Request Timeout", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
 
@@ -61,147 +47,29 @@ def raw_answer(error: ApiError, presented_id: str | None = None) -> bytes:
     """A whole HTTP/1.1 answer in the envelope, for when no request reached
     the app; the connection closes after it. It carries the request's own
     X-Request-Id when one had arrived, as every answer does (app/logs.py)."""
-    body = dumps(error.body()).encode()
+    payload = dumps(error.body()).encode()
     status = error.http_status
     head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
             "Content-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n"
+            f"Content-Length: {len(payload)}\r\n"
             f"{REQUEST_ID_HEADER}: {request_id_for(presented_id)}\r\n"
             "Connection: close\r\n\r\n")
-    return head.encode("latin-1") + body
+    return head.encode("latin-1") + payload
 
 
-class DeadlineSocket:
-    """The connection's socket, whose reads keep the current request's
-    deadline while a thread serves it (the rest of what gunicorn does with it
-    passes through). ``head`` carries the head the main loop read to the
-    thread's parser."""
+class Arriving:
+    """A connection whose request head, or parked body (``spool``), is on
+    its way, read by the main loop."""
 
-    def __init__(self, sock: socket.socket):
-        self.raw = sock
-        self.head: bytearray | None = None
-        self.request_id: str | None = None
-        self._phase = None          # None: free reads; "request": the deadline; "arrived"
-        self._started = self._received = 0.0
-
-    def __getattr__(self, name):
-        return getattr(self.raw, name)
-
-    def start(self) -> float:
-        """A request begins (its clock starts); returns when."""
-        self._started, self._received = time.monotonic(), 0
-        return self._started
-
-    def reading(self) -> None:
-        self._phase = "request"
-
-    def stop(self) -> None:
-        self._phase = None
-
-    @contextlib.contextmanager
-    def arrived_only(self):
-        """Reads take what has already arrived, and raise wire.NotArrived
-        rather than wait."""
-        previous, self._phase = self._phase, "arrived"
-        try:
-            yield
-        finally:
-            self._phase = previous
-
-    def _deadline(self) -> float:
-        # The clock of the head: a request that waited for a thread was already late.
-        return self._started + min(BODY_MAX_SECONDS,
-                                   BODY_GRACE_SECONDS + self._received / BODY_MIN_RATE)
-
-    def recv(self, size: int, flags: int = 0) -> bytes:
-        if self._phase is None:
-            return self.raw.recv(size, flags)
-        try:
-            data = self.raw.recv(size, flags | socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            if self._phase == "arrived":
-                raise wire.NotArrived() from None
-            remaining = self._deadline() - time.monotonic()
-            ready = select_readable(self.raw, remaining)
-            if not ready:
-                raise wire.ReadDeadlineExceeded() from None
-            data = self.raw.recv(size, flags)
-        self._received += len(data)
-        return data
-
-
-def select_readable(sock: socket.socket, seconds: float) -> bool:
-    if seconds <= 0:
-        return False
-    with selectors.PollSelector() as waiting:
-        waiting.register(sock, selectors.EVENT_READ)
-        return bool(waiting.select(seconds))
-
-
-class ArrivingHead:
-    """A connection whose request head is on its way (read by the main loop)."""
-
-    __slots__ = ("conn", "scanner", "deadline", "waiting")
+    __slots__ = ("conn", "scanner", "deadline", "waiting", "spool", "body_left")
 
     def __init__(self, conn, deadline: float):
         self.conn = conn
         self.scanner = request_head.HeadScanner()
         self.deadline = deadline
         self.waiting = False        # registered with the poller
-
-
-class Lingering:
-    """Connections being closed by the main loop: FIN sent, what the client
-    still sends read and dropped until it closes, sends nothing for
-    LINGER_IDLE_SECONDS, or LINGER_MAX_SECONDS or LINGER_MAX_BYTES are
-    reached. A front door sending a body botsvc refused reads its answer
-    rather than a reset (nginx would answer 502 for it). Until then the
-    connection counts among the worker's (``on_closed`` when it is gone), so a
-    flood of them stops the worker accepting, as open ones do."""
-
-    def __init__(self, poller: selectors.BaseSelector, on_closed):
-        self.poller = poller
-        self.on_closed = on_closed
-        self.sockets: dict[socket.socket, list] = {}   # [idle deadline, last deadline, bytes left]
-
-    def close(self, sock: socket.socket) -> None:
-        try:
-            sock.shutdown(socket.SHUT_WR)
-            sock.setblocking(False)
-            self.poller.register(sock, selectors.EVENT_READ, self._readable)
-        except (OSError, ValueError, KeyError):
-            util.close(sock)
-            self.on_closed()
-            return
-        now = time.monotonic()
-        self.sockets[sock] = [now + LINGER_IDLE_SECONDS, now + LINGER_MAX_SECONDS,
-                              LINGER_MAX_BYTES]
-
-    def _readable(self, sock: socket.socket) -> None:
-        try:
-            data = sock.recv(_RECV_BYTES)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        state = self.sockets[sock]
-        state[0] = time.monotonic() + LINGER_IDLE_SECONDS
-        state[2] -= len(data)
-        if not data or state[2] <= 0:
-            self._close(sock)
-
-    def sweep(self, force: bool = False) -> None:
-        now = time.monotonic()
-        for sock, (idle, last, _) in list(self.sockets.items()):
-            if force or min(idle, last) <= now:
-                self._close(sock)
-
-    def _close(self, sock: socket.socket) -> None:
-        del self.sockets[sock]
-        with contextlib.suppress(OSError, ValueError, KeyError):
-            self.poller.unregister(sock)
-        util.close(sock)
-        self.on_closed()
+        self.spool = None
+        self.body_left = 0
 
 
 class BotsvcWorker(ThreadWorker):
@@ -214,11 +82,12 @@ class BotsvcWorker(ThreadWorker):
                                "reverse proxy's (docs/production.md)")
 
     def init_process(self):
-        self.arriving: dict = {}     # conn -> ArrivingHead, oldest first
+        self.arriving: dict = {}     # conn -> Arriving
+        self.spool_dir = Settings.from_env(secret=False).data_dir
         super().init_process()       # makes the poller, then runs the loop
 
     def run(self):
-        self.lingering = Lingering(self.poller, self._closed)
+        self.lingering = sockets.Lingering(self.poller, self._closed)
         super().run()
 
     # -- the head, in the main loop ---------------------------------------------------
@@ -226,23 +95,23 @@ class BotsvcWorker(ThreadWorker):
     def enqueue_req(self, conn):
         """gthread calls this when a connection has a request to serve: a new
         one, a kept-alive one become readable, one with bytes read ahead."""
-        if not isinstance(conn.sock, DeadlineSocket):
-            conn.sock = DeadlineSocket(conn.sock)
+        if not isinstance(conn.sock, sockets.DeadlineSocket):
+            conn.sock = sockets.DeadlineSocket(conn.sock)
         started = conn.sock.start()
         if conn.sock.raw.getblocking():   # after a thread, with bytes read ahead
             conn.sock.raw.setblocking(False)
-        arriving = ArrivingHead(conn, started + HEAD_SECONDS)
+        arriving = Arriving(conn, started + HEAD_SECONDS)
         ahead = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
         self._read_head(arriving, ahead)
 
-    def _read_head(self, arriving: ArrivingHead, data: bytes = b"", *,
+    def _read_head(self, arriving: Arriving, data: bytes = b"", *,
                    last_call: bool = False) -> None:
         sock = arriving.conn.sock.raw
         scanner = arriving.scanner
         try:
             complete = scanner.feed(data) if data else False
             while not complete:
-                data = sock.recv(_RECV_BYTES)
+                data = sock.recv(sockets.RECV_BYTES)
                 if not data:
                     return self._drop(arriving)     # the client went away
                 complete = scanner.feed(data)
@@ -255,30 +124,75 @@ class BotsvcWorker(ThreadWorker):
         except OSError:
             return self._drop(arriving)
         self._stop_waiting(arriving)
-        conn = arriving.conn
-        conn.sock.head = scanner.data
-        conn.sock.request_id = scanner.request_id
-        super().enqueue_req(conn)
+        dsock = arriving.conn.sock
+        dsock.head, dsock.request_id = scanner.data, scanner.request_id
+        declared = body.declared(scanner.data, scanner.head_end)
+        dsock.body_length = declared.length if declared.parkable else 0
+        dsock.body_in_head = len(scanner.data) - scanner.head_end
+        super().enqueue_req(arriving.conn)
 
-    def _wait(self, arriving: ArrivingHead) -> None:
+    # -- a parked body, in the main loop -------------------------------------------------
+
+    def _park(self, conn) -> None:
+        """The app read a body that has not all arrived: read it here, then
+        serve the request again from its first byte."""
+        dsock = conn.sock
+        replay, dsock.replay = dsock.replay, None
+        conn.parser, conn.initialized = None, False
+        dsock.raw.setblocking(False)
+        arriving = Arriving(conn, 0.0)
+        arriving.scanner.data = replay
+        arriving.spool = body.new_spool(self.spool_dir)
+        arriving.body_left = (dsock.body_length - dsock.body_in_head
+                              - (len(replay) - dsock.head_length))   # what the app's try read
+        self._read_body(arriving)
+
+    def _read_body(self, arriving: Arriving, *, last_call: bool = False) -> None:
+        dsock = arriving.conn.sock
+        try:
+            while arriving.body_left > 0:
+                data = dsock.raw.recv(min(sockets.RECV_BYTES, arriving.body_left))
+                if not data:
+                    return self._drop(arriving)
+                arriving.spool.write(data)
+                arriving.body_left -= len(data)
+        except BlockingIOError:
+            if last_call:
+                return self._refuse(arriving, wire.request_timeout())
+            arriving.deadline = sockets.body_deadline(dsock.started,
+                                              dsock.body_length - arriving.body_left)
+            return self._wait(arriving)
+        except OSError:
+            return self._drop(arriving)
+        self._stop_waiting(arriving)
+        arriving.spool.seek(0)
+        dsock.head, dsock.spool, arriving.spool = arriving.scanner.data, arriving.spool, None
+        dsock.body_length = 0        # whole: the app reads it without parking
+        super().enqueue_req(arriving.conn)
+
+    def _wait(self, arriving: Arriving) -> None:
         if not arriving.waiting:
             self.poller.register(arriving.conn.sock.raw, selectors.EVENT_READ,
-                                 partial(self._head_readable, arriving))
+                                 partial(self._readable, arriving))
             arriving.waiting = True
             self.arriving[arriving.conn] = arriving
 
-    def _head_readable(self, arriving: ArrivingHead, _sock) -> None:
-        self._read_head(arriving)
+    def _readable(self, arriving: Arriving, _sock, *, last_call: bool = False) -> None:
+        if arriving.spool is None:
+            self._read_head(arriving, last_call=last_call)
+        else:
+            self._read_body(arriving, last_call=last_call)
 
-    def _stop_waiting(self, arriving: ArrivingHead) -> None:
+    def _stop_waiting(self, arriving: Arriving) -> None:
         if arriving.waiting:
             arriving.waiting = False
             del self.arriving[arriving.conn]
             with contextlib.suppress(OSError, ValueError, KeyError):
                 self.poller.unregister(arriving.conn.sock.raw)
 
-    def _refuse(self, arriving: ArrivingHead, error: ApiError) -> None:
+    def _refuse(self, arriving: Arriving, error: ApiError) -> None:
         self._stop_waiting(arriving)
+        self._discard(arriving)
         sock = arriving.conn.sock.raw
         self.log.info("Refused a request from ip=%s: %s %s", _ip(arriving.conn.client),
                       error.http_status, error.code)
@@ -286,26 +200,35 @@ class BotsvcWorker(ThreadWorker):
             sock.send(raw_answer(error, arriving.scanner.request_id))   # a few hundred bytes
         self.lingering.close(sock)
 
-    def _drop(self, arriving: ArrivingHead) -> None:
+    def _drop(self, arriving: Arriving) -> None:
         self._stop_waiting(arriving)
+        self._discard(arriving)
         util.close(arriving.conn.sock.raw)
         self._closed()
+
+    @staticmethod
+    def _discard(arriving: Arriving) -> None:
+        if arriving.spool is not None:
+            arriving.spool.close()
+            arriving.spool = None
 
     def _closed(self) -> None:
         self.nr_conns -= 1
 
     def murder_keepalived(self, force=False):
         # Called by gthread's loop at least once a second: the other deadlines too.
-        super().murder_keepalived(force)
         now = time.monotonic()
-        while self.arriving:
-            arriving = next(iter(self.arriving.values()))
+        for conn in list(self.keepalived_conns):
+            if force or conn.timeout > now:
+                break
+            if sockets.waiting_bytes(conn.sock.raw):     # a request has begun: serve it
+                self.on_client_socket_readable(conn, conn.sock)
+        super().murder_keepalived(force)
+        for arriving in list(self.arriving.values()):
             if force:
                 self._drop(arriving)
             elif arriving.deadline <= now:
-                self._read_head(arriving, last_call=True)
-            else:
-                break
+                self._readable(arriving, None, last_call=True)
         self.lingering.sweep(force)
 
     # -- the rest, in a thread -----------------------------------------------------------
@@ -317,21 +240,35 @@ class BotsvcWorker(ThreadWorker):
             if sock.head is not None:
                 conn.init()          # the parser (blocking), which reads the head first
                 conn.parser.unreader.unread(sock.head)
+                if sock.body_length > sock.body_in_head:
+                    sock.replay = bytearray(sock.head)   # kept, should the app park it
+                    sock.head_length = len(sock.head)
                 sock.head = None
             return super().handle(conn)
+        except body.Parked:
+            return _PARKED
         finally:
             sock.stop()   # gunicorn's own drain reads freely
 
     def handle_request(self, req, conn):
         wire.current.request = req
         wire.current.arrived_only = conn.sock.arrived_only
+        if conn.sock.replay is not None:
+            wire.current.body_arrived = conn.sock.body_arrived
         try:
             return super().handle_request(req, conn)
         finally:
             wire.current.request = wire.current.arrived_only = None
+            wire.current.body_arrived = None
             conn.sock.stop()
 
     def finish_request(self, conn, fs):
+        if not fs.cancelled() and fs.exception() is None and fs.result() is _PARKED:
+            return self._park(conn)
+        # What is left of a spooled body is the unread rest of this one's
+        # (wire.settle_body took it all, or the connection closes).
+        conn.sock.replay = None
+        conn.sock.drop_spool()
         if fs.cancelled() or fs.exception() is not None or fs.result():
             return super().finish_request(conn, fs)   # kept alive, or failed
         self.lingering.close(conn.sock.raw)

@@ -61,14 +61,17 @@ class HeadScanner:
     """Feed it what arrives; ``feed`` says whether the head is complete and
     raises the ApiError of the first limit crossed. ``data`` holds every byte
     fed (the head, then whatever followed it); ``request_id`` the value of an
-    ``X-Request-Id`` line seen so far (for answers made before the app runs)."""
+    ``X-Request-Id`` line seen so far (for answers made before the app runs);
+    ``head_end`` where the head ends in ``data`` once it is complete."""
 
-    __slots__ = ("data", "complete", "request_id", "_line_start", "_lines", "_skipped_blank")
+    __slots__ = ("data", "complete", "request_id", "head_end", "_line_start", "_lines",
+                 "_skipped_blank")
 
     def __init__(self) -> None:
         self.data = bytearray()
         self.complete = False
         self.request_id: str | None = None
+        self.head_end = 0
         self._line_start = 0        # where the line being read starts in ``data``
         self._lines = 0             # lines read whole: the request line, then fields
         self._skipped_blank = False
@@ -80,6 +83,7 @@ class HeadScanner:
         if not self.data and _whole_and_within_limits(chunk):
             self.data += chunk     # the usual case, in a few C calls
             self.complete = True
+            self.head_end = chunk.find(b"\r\n\r\n") + 4
             return True
         data = self.data
         scan = len(data)
@@ -91,6 +95,7 @@ class HeadScanner:
             self._line(self._line_start, end)
             scan = self._line_start = end + 1
             if self.complete:
+                self.head_end = scan
                 return True
         # The unfinished line: one byte more than its limit allows its CR.
         if len(data) - self._line_start > self._line_limit() + 1:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 
+from botsvc.connection import body
 from botsvc.errors import ApiError, ErrorCode
 
 SETTLE_MAX_BYTES = 64 * 1024
@@ -28,7 +29,10 @@ _CHUNK = 16 * 1024
 # The request this thread serves, set by the worker (app/gunicorn_worker.py):
 # ``request``, gunicorn's request, and ``arrived_only``, a context manager
 # under which reads of its connection take what has arrived and raise
-# NotArrived rather than wait. Both absent under Flask's test client.
+# NotArrived rather than wait; ``body_arrived``, set when the body declared
+# has not all arrived with the head, which says whether it has now (a read
+# before it has parks the request: app/connection/body.py). All absent under
+# Flask's test client.
 current = threading.local()
 
 
@@ -95,7 +99,12 @@ def settling_bodies(wsgi_app):
     """``app.wsgi_app`` that settles each request's body once the app has
     answered, before gunicorn sends the answer (headers go out on its first write)."""
     def settled(environ, start_response):
+        arrived = getattr(current, "body_arrived", None)
+        stream = environ.get("wsgi.input")
+        if arrived is not None and stream is not None:
+            environ["wsgi.input"] = body.ParkingInput(stream, arrived)   # may raise Parked
         answer = wsgi_app(environ, start_response)
+        environ["wsgi.input"] = stream
         settle_body(environ)
         return answer
     return settled

@@ -1,0 +1,132 @@
+"""Slow bodies hold no thread (app/connection/body.py, app/gunicorn_worker.py):
+straight at gunicorn, with no front door, clients that send a valid token's
+request and then its body slowly, reconnecting whenever they are answered or
+cut, leave every other call answered promptly; and a parked body, once
+whole, is served as if it had come at once."""
+from __future__ import annotations
+
+import http.client
+import json
+import select
+import socket
+import threading
+import time
+
+import pytest
+import requests
+
+from botsvc.devkit.servers import running_server
+from botsvc.devkit.slow_clients import percentile, timed_get_me
+
+pytestmark = pytest.mark.server
+
+BODY_BYTES = 100_000
+
+
+def slow_body_head(token: str, length: int = BODY_BYTES) -> bytes:
+    return (f"POST /v2/sendMessage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode()
+
+
+class SlowBodies:
+    """``clients`` connections sending ``head`` then ``rate`` bytes a second
+    (in 10 steps a second), each reconnecting when answered or cut."""
+
+    def __init__(self, port: int, head: bytes, clients: int, rate: int):
+        self.port, self.head, self.rate = port, head, rate
+        self.stopping = threading.Event()
+        self.cuts = 0
+        self.threads = [threading.Thread(target=self._trickle, daemon=True)
+                        for _ in range(clients)]
+
+    def _trickle(self) -> None:
+        step = max(1, self.rate // 10)
+        pause = step / self.rate
+        while not self.stopping.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=5,
+                                              source_address=("127.0.0.2", 0)) as sock:
+                    sock.sendall(self.head)
+                    while not self.stopping.is_set():
+                        if select.select([sock], [], [], pause)[0]:
+                            break   # answered or cut
+                        sock.sendall(b" " * step)
+            except OSError:
+                time.sleep(0.05)
+            if not self.stopping.is_set():
+                self.cuts += 1
+
+    def __enter__(self):
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=10)
+
+
+def test_slow_bodies_with_a_valid_token_hold_no_thread(tmp_path):
+    with running_server(tmp_path, BOTSVC_WORKERS="2", BOTSVC_THREADS="4") as server:
+        token = server.operator("createBot", username="trickle_bot")["token"]
+        head = slow_body_head(token)
+        with SlowBodies(server.port, head, 16, 1), SlowBodies(server.port, head, 16, 600):
+            time.sleep(2)    # they hold what they can before the timed calls
+            took = timed_get_me(server.base_url, token, calls=200, spacing=0.05)
+        answered = [seconds for seconds in took if seconds is not None]
+        assert len(answered) == 200, f"{200 - len(answered)} of 200 getMe failed"
+        assert percentile(answered, 0.99) < 1.0, sorted(answered)[-5:]
+
+
+def test_a_parked_body_is_served_whole_once_it_has_arrived(tmp_path):
+    with running_server(tmp_path, BOTSVC_WORKERS="1", BOTSVC_THREADS="1") as server:
+        created = server.operator("createBot", username="parked_bot")
+        body = json.dumps({"text": "x" * 150_000}).encode()   # past the spool's memory
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            for _ in range(2):     # twice on one kept-alive connection
+                sock.sendall(slow_body_head(created["token"], len(body)).replace(
+                    b"sendMessage", b"getMe") + body[:10])
+                time.sleep(0.5)             # the app has tried, and parked it
+                # Meanwhile the worker's only thread serves others.
+                answer = requests.post(f"{server.base_url}/v2/getMe", json={}, timeout=5,
+                                       headers={"Authorization": f"Bearer {created['token']}"})
+                assert answer.status_code == 200
+                for start in range(10, len(body), 40_000):
+                    sock.sendall(body[start:start + 40_000])
+                    time.sleep(0.1)
+                answer = http.client.HTTPResponse(sock)
+                answer.begin()
+                # getMe takes no parameters: the whole body was read and validated.
+                refused = json.loads(answer.read())
+                assert answer.status == 400, refused
+                assert (refused["error_code"], refused["parameters"]) == (
+                    "INVALID_PARAMETER", {"field": "text"}), refused
+                assert answer.getheader("Connection") != "close"
+
+
+def test_a_slow_upload_is_parked_then_stored_whole(tmp_path):
+    with running_server(tmp_path, BOTSVC_WORKERS="1", BOTSVC_THREADS="1") as server:
+        token = server.operator("createBot", username="upload_bot")["token"]
+        content = b"a line of notes\n" * 12_000        # 192 kB: spooled to a file
+        prepared = requests.Request(
+            "POST", f"{server.base_url}/v2/uploadFile", files={"file": ("notes.txt", content)},
+            headers={"Authorization": f"Bearer {token}"}).prepare()
+        head = (f"POST /v2/uploadFile HTTP/1.1\r\nHost: x\r\n"
+                f"Authorization: Bearer {token}\r\n"
+                f"Content-Type: {prepared.headers['Content-Type']}\r\n"
+                f"Content-Length: {len(prepared.body)}\r\n\r\n").encode()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+            sock.sendall(head + prepared.body[:1000])
+            time.sleep(0.5)
+            answer = requests.post(f"{server.base_url}/v2/getMe", json={}, timeout=5,
+                                   headers={"Authorization": f"Bearer {token}"})
+            assert answer.status_code == 200    # the one thread is free
+            for start in range(1000, len(prepared.body), 50_000):
+                sock.sendall(prepared.body[start:start + 50_000])
+                time.sleep(0.1)
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            stored = json.loads(answer.read())
+        assert answer.status == 200, stored
+        assert stored["result"]["file_size"] == len(content), stored

@@ -108,6 +108,10 @@ def _checked_bot(conn: sqlite3.Connection, environ: dict, name: str, capture):
     if bot is None:
         raise unauthorized()
     if bot.has_faults:   # the contract: right after the token
+        # Taking a fault writes; a request whose body has not all arrived is
+        # parked and runs again from its first byte (app/connection/body.py),
+        # so it parks here, before the write, not at the body's first read.
+        environ["wsgi.input"].read(0)
         fault = faults.take(conn, bot.id, name)
         if fault is not None:
             capture.fault(fault.error_code.value if fault.error_code else None,

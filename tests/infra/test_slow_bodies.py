@@ -130,3 +130,35 @@ def test_a_slow_upload_is_parked_then_stored_whole(tmp_path):
             stored = json.loads(answer.read())
         assert answer.status == 200, stored
         assert stored["result"]["file_size"] == len(content), stored
+
+
+def test_a_parked_call_takes_its_injected_fault_once(tmp_path):
+    """Taking an injected fault writes, before the body is read: a call whose
+    body has not all arrived parks before that write, so when it runs again
+    whole it takes the fault once, and the bot's next call gets the second."""
+    with running_server(tmp_path, BOTSVC_WORKERS="1", BOTSVC_THREADS="1",
+                        BOTSVC_TEST_TOOLS="1", BOTSVC_CALL_LOG="1") as server:
+        created = server.operator("createBot", username="parked_fault_bot")
+        bot_id = created["bot"]["id"]
+        # A delay alone: the call goes on to read its body (an injected error
+        # would answer before it).
+        injected = requests.post(f"{server.base_url}/manage/v1/injectFault", timeout=5,
+                                 headers=server.admin_headers,
+                                 json={"bot_id": bot_id, "method": "sendMessage",
+                                       "delay_ms": 10, "count": 2})
+        assert injected.json() == {"ok": True, "result": True}
+        body = json.dumps({"chat_id": "vc_" + "0" * 40, "text": "hi"}).encode() + b" " * 100_000
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            sock.sendall(slow_body_head(created["token"], len(body)) + body[:10])
+            time.sleep(0.5)             # the app has tried, and parked it
+            sock.sendall(body[10:])
+            answer = http.client.HTTPResponse(sock)
+            answer.begin()
+            assert json.loads(answer.read())["error_code"] == "CHAT_NOT_FOUND"
+        second = requests.post(f"{server.base_url}/v2/sendMessage", timeout=5,
+                               headers={"Authorization": f"Bearer {created['token']}"},
+                               json={"chat_id": "vc_" + "0" * 40, "text": "again"})
+        assert second.json()["error_code"] == "CHAT_NOT_FOUND"
+        time.sleep(0.5)   # records of calls side by side are written in batches
+        calls = server.operator("getBotCalls", bot_id=bot_id, detail=True)["calls"]
+        assert [call.get("injected") for call in calls] == [{"delay_ms": 10}] * 2, calls

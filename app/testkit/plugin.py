@@ -4,8 +4,9 @@ your bot's tests.
 Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 
 - ``botsvc_server`` (session): the installation. Started on first use from
-  this package (a temporary data dir, a free port, 2 workers, the testing
-  tools on, webhooks allowed to reach local receivers), or, when
+  this package (a temporary data dir, a free port, 1 worker, the media tools
+  checked when first used, the testing tools on, webhooks allowed to reach
+  local receivers; stopped quickly once the session's tests are over), or, when
   ``BOTSVC_URL`` and ``BOTSVC_ADMIN_TOKEN`` are set, that running server
   (which must have BOTSVC_TEST_TOOLS=1 for the tools).
 - ``botsvc``: a ``Botsvc`` for the test: ``new_bot()``, ``new_user(bot)``,
@@ -66,14 +67,14 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
             raise pytest.UsageError("BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not")
         yield Botsvc(url, token)
         return
-    from botsvc.testkit.server import LocalServer  # only when a server is wanted
+    from botsvc.testkit.server import QUICK_ENV, LocalServer  # only when a server is wanted
 
-    server = LocalServer(tmp_path_factory.mktemp("botsvc"))
+    server = LocalServer(tmp_path_factory.mktemp("botsvc"), QUICK_ENV)
     server.start()
     try:
         yield Botsvc(server.base_url, server.admin_token)
     finally:
-        server.stop()
+        server.stop(quick=True)   # the session's tests are over: nothing is in flight
 
 
 @pytest.fixture

@@ -29,6 +29,12 @@ import requests
 START_TIMEOUT_SECONDS = 60.0
 # What a bot's tests want unless ``env`` says otherwise.
 TESTING_ENV = {"BOTSVC_TEST_TOOLS": "1", "BOTSVC_WEBHOOK_ALLOW_PRIVATE": "1"}
+# What the pytest plugin's session server adds (measured with ``scripts/bench
+# ci``): one worker (a bot's suite is one client at a time; a second worker
+# only competes for the CI machine's cores while booting), and the media tools
+# checked by the uploads that use them, not by every start (0.8 s of ffmpeg,
+# ClamAV and PDF probes that most suites never need).
+QUICK_ENV = {"BOTSVC_WORKERS": "1", "BOTSVC_MEDIA_CHECK": "lazy"}
 
 
 def free_port() -> int:
@@ -135,8 +141,14 @@ class LocalServer:
             raise RuntimeError(f"{method} failed with {answer.status_code}: {answer.text}")
         return answer.json()["result"]
 
-    def stop(self, timeout: float = 10.0) -> None:
-        self.kill(signal.SIGTERM, timeout)
+    def stop(self, timeout: float = 10.0, *, quick: bool = False) -> None:
+        """Graceful (SIGTERM): requests in flight finish, kept-alive
+        connections linger up to 2 s. ``quick`` (SIGINT, gunicorn's quick
+        shutdown: the workers exit at once, cutting any request in flight)
+        for a server nobody is calling any more, as at the end of a test
+        session: every write was committed before it was answered, so the
+        database is whole either way."""
+        self.kill(signal.SIGINT if quick else signal.SIGTERM, timeout)
 
     def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
         """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""

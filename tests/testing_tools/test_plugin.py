@@ -4,6 +4,7 @@ marker, and nothing started when nothing asks."""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -153,20 +154,30 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
 
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):
     monkeypatch.delenv("BOTSVC_URL", raising=False)
-    port_file = tmp_path / "port"
+    port_file, temp_file = tmp_path / "port", tmp_path / "basetemp"
     pytester.makepyfile(f"""
         from urllib.parse import urlsplit
 
-        def test_own_server(botsvc, botsvc_bot):
+        def test_own_server(botsvc, botsvc_bot, tmp_path_factory):
             assert botsvc_bot.api.get_me()["username"] == botsvc_bot.username
             assert botsvc.advance_clock(5).offset == 5       # the testing tools are on
             with open({str(port_file)!r}, "w") as fh:
                 fh.write(str(urlsplit(botsvc.base_url).port))
+            with open({str(temp_file)!r}, "w") as fh:
+                fh.write(str(tmp_path_factory.getbasetemp()))
     """)
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     port = int(port_file.read_text())
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass   # gone with the session
+    # The quick test server: one worker, no media check at start, and
+    # gunicorn's quick stop, down to the master's last line.
+    (log_path,) = Path(temp_file.read_text()).glob("botsvc*-server.log")
+    log = log_path.read_text()
+    assert log.count("Booting worker") == 1
+    assert "media tools not checked at start (BOTSVC_MEDIA_CHECK=lazy)" in log
+    assert "Handling signal: int" in log
+    assert log.rstrip().endswith("Shutting down: Master")
 
 
 def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):

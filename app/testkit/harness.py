@@ -144,14 +144,21 @@ class Botsvc:
         self.admin_token = admin_token
         self.operator = OperatorClient(base_url, admin_token)
         self._calls_seen: dict[int, int] = {}   # bot_id: the last call_id wait_for_call returned
+        # What the current test made (the plugin empties them before each
+        # test): a failing test's report shows their chats and failed calls.
+        self.made_bots: list[TestBot] = []
+        self.made_users: list[SimulatedUser] = []
 
     def new_bot(self, username: str | None = None, display_name: str | None = None) -> TestBot:
         username = username or f"t{next(_names)}_{secrets.token_hex(4)}_bot"
         created = self.operator.create_bot(username, display_name)
-        return TestBot(created.bot, created.token, self.base_url)
+        self.made_bots.append(TestBot(created.bot, created.token, self.base_url))
+        return self.made_bots[-1]
 
     def new_user(self, bot: TestBot, display_name: str | None = None) -> SimulatedUser:
-        return SimulatedUser(self.operator, bot, self.operator.create_user(display_name))
+        user = SimulatedUser(self.operator, bot, self.operator.create_user(display_name))
+        self.made_users.append(user)
+        return user
 
     def clock(self) -> Clock:
         return self.operator.get_clock()

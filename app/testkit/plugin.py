@@ -22,6 +22,9 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
+A failing test's report carries, as sections, the chat of each user it made
+as that user saw it and the failed calls of each bot it made (call log).
+
 Loading the plugin costs nothing: no server starts unless a fixture asks.
 """
 from __future__ import annotations
@@ -81,7 +84,22 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
 def botsvc(botsvc_server: Botsvc) -> Botsvc:
     """The installation: new_bot(), new_user(bot), calls(bot), advance_clock(),
     inject_fault(), clear_faults(), webhook_deliveries(), reset(), operator."""
+    botsvc_server.made_bots.clear()    # this test's own, for its failure report
+    botsvc_server.made_users.clear()
     return botsvc_server
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failing test's report also shows its users' chats and its bots'
+    failed calls, read from the server (only when a fixture made them)."""
+    outcome = yield
+    report = outcome.get_result()
+    installation = getattr(item, "funcargs", {}).get("botsvc")
+    if report.failed and report.when == "call" and installation is not None:
+        from botsvc.testkit.report import failure_sections  # lazy: only on a failure
+
+        report.sections.extend(failure_sections(installation))
 
 
 @pytest.fixture

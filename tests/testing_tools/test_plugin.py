@@ -152,6 +152,35 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
     result.assert_outcomes(passed=8)
 
 
+def test_a_failing_tests_report_holds_the_chat_and_the_failed_calls(pytester, given_server,
+                                                                   no_server_start):
+    pytester.makepyfile("""
+        import pytest
+        from botsvc.testkit.client import BotsvcError
+
+        def test_the_bot_fails(botsvc, botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            botsvc_user.say("what time is it?")
+            botsvc_bot.api.send_message(chat_id, "it is noon")
+            with pytest.raises(BotsvcError):
+                botsvc_bot.api.send_message("999999999", "lost answer")
+            botsvc.wait_for_call(botsvc_bot, match=lambda c: "error_code" in c)
+            assert False, "the bot did not say the time right"
+
+        def test_a_passing_test_has_no_sections(botsvc_bot, botsvc_user):
+            botsvc_user.start()
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*botsvc: user *'s chat with @*",
+        "(chat *, *)",
+        "user #*: /start*", "user #*: what time is it?", "bot  #*: it is noon",
+        "*botsvc: failed calls of @*, oldest first*",
+        'sendMessage -> CHAT_NOT_FOUND: *"lost answer"*'])
+    assert result.stdout.str().count("botsvc: user ") == 1   # the failing test's report only
+
+
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):
     monkeypatch.delenv("BOTSVC_URL", raising=False)
     port_file, temp_file = tmp_path / "port", tmp_path / "basetemp"

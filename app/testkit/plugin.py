@@ -17,6 +17,9 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 - ``botsvc_bot``: a fresh bot (``token``, ``base_url`` for the bot under test).
 - ``botsvc_user``: a simulated user of ``botsvc_bot`` (``start()``, ``say()``,
   ``click()``, ``send_file()``, ``chat()``, ``recent()``, ``wait_for_message()``).
+- ``botsvc_async``, ``botsvc_async_user``: the same, awaited, for a bot that
+  runs in the test's own event loop (pytest-asyncio or anyio): a waiting
+  test never holds the loop.
 - ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
   conversation (exportChat) asks for it, and your conftest.py defines it.
 - ``botsvc_reset``: the installation is reset before the test; the marker
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
+    from botsvc.testkit.aio import AsyncBotsvc, AsyncUser
     from botsvc.testkit.client import OperatorClient
     from botsvc.testkit.harness import Botsvc, SimulatedUser, TestBot
 
@@ -125,6 +129,23 @@ def botsvc_bot(botsvc: Botsvc) -> TestBot:
 def botsvc_user(botsvc: Botsvc, botsvc_bot: TestBot) -> SimulatedUser:
     """A simulated user of ``botsvc_bot`` (who has not pressed Start yet)."""
     return botsvc.new_user(botsvc_bot)
+
+
+@pytest.fixture
+def botsvc_async(botsvc: Botsvc) -> AsyncBotsvc:
+    """``botsvc`` for an async test: the same methods, awaited, none holding
+    the event loop (a bot running in it keeps answering)."""
+    from botsvc.testkit.aio import AsyncBotsvc
+
+    return AsyncBotsvc(botsvc)
+
+
+@pytest.fixture
+def botsvc_async_user(botsvc_user: SimulatedUser) -> AsyncUser:
+    """``botsvc_user`` for an async test: ``await botsvc_async_user.say(...)``."""
+    from botsvc.testkit.aio import AsyncUser
+
+    return AsyncUser(botsvc_user)
 
 
 @pytest.fixture

@@ -181,6 +181,57 @@ def test_a_failing_tests_report_holds_the_chat_and_the_failed_calls(pytester, gi
     assert result.stdout.str().count("botsvc: user ") == 1   # the failing test's report only
 
 
+def test_an_async_bot_in_the_tests_own_loop_answers_an_awaited_wait(pytester, given_server,
+                                                                    no_server_start):
+    """The bot is an asyncio task of the test's loop: the test's awaited waits
+    must leave the loop free for it (a blocking wait would time out)."""
+    pytester.makepyfile("""
+        import asyncio
+        import pytest
+        import requests
+
+        pytestmark = pytest.mark.anyio
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
+        async def echo_bot(base_url, token, stop):
+            session = requests.Session()
+            session.headers["Authorization"] = f"Bearer {token}"
+
+            def call(method, **params):
+                return session.post(f"{base_url}/v2/{method}", json=params).json()["result"]
+
+            offset = 0
+            while not stop.is_set():
+                for update in await asyncio.to_thread(call, "getUpdates", offset=offset):
+                    offset = update["update_id"] + 1
+                    text = update.get("message", {}).get("text", "/")
+                    if not text.startswith("/"):
+                        await asyncio.to_thread(call, "sendMessage", text=text.upper(),
+                                                chat_id=update["message"]["chat"]["id"])
+                await asyncio.sleep(0.01)
+
+        async def test_the_bot_answers(botsvc_async, botsvc_bot, botsvc_async_user):
+            stop = asyncio.Event()
+            bot = asyncio.create_task(echo_bot(botsvc_bot.base_url, botsvc_bot.token, stop))
+            await botsvc_async_user.start()
+            await botsvc_async_user.say("hello")
+            assert (await botsvc_async_user.wait_for_message("HELLO", timeout=5))["text"] == "HELLO"
+            call = await botsvc_async.wait_for_call(botsvc_bot, "sendMessage", timeout=5)
+            assert call["params"]["text"] == "HELLO"
+            more = await botsvc_async.new_user(botsvc_bot)
+            await more.start()
+            await more.say("again")
+            assert (await more.wait_for_message(timeout=5))["text"] == "AGAIN"
+            stop.set()
+            await bot
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "anyio")
+    result.assert_outcomes(passed=1)
+
+
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):
     monkeypatch.delenv("BOTSVC_URL", raising=False)
     port_file, temp_file = tmp_path / "port", tmp_path / "basetemp"

@@ -121,6 +121,7 @@ class LocalServer:
     def wait_until_answering(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
         """Until the operator API answers (any HTTP answer for ``argv``)."""
         deadline = time.monotonic() + timeout
+        pause = 0.005   # growing to 50 ms: a quick start is seen when it is ready
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"botsvc exited with {self.process.returncode}:\n"
@@ -130,7 +131,8 @@ class LocalServer:
                                        headers=self.admin_headers, timeout=2)
                 if answer.status_code == 200 or self.argv:
                     return
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.05)
         raise RuntimeError(f"botsvc did not answer within {timeout:g} s:\n" + self.log_tail())
 
     def operator(self, method: str, **params):

@@ -150,7 +150,18 @@ class LocalServer:
         for a server nobody is calling any more, as at the end of a test
         session: every write was committed before it was answered, so the
         database is whole either way."""
-        self.kill(signal.SIGINT if quick else signal.SIGTERM, timeout)
+        if not quick or self.process is None:
+            self.kill(signal.SIGTERM, timeout)
+            return
+        # The master alone, which passes SIGQUIT on: a worker given a second
+        # quit signal while handling the first (SIGINT to the whole group, then
+        # the master's SIGQUIT) can deadlock in gthread's handle_quit, on its
+        # thread pool's shutdown lock, until SIGKILL. Leftovers are SIGKILLed.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout)
+        self.kill(signal.SIGKILL)
 
     def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
         """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""

@@ -193,10 +193,8 @@ class Settings:
     media_tool_timeout: float = 600.0    # one ffmpeg run over 10 minutes of media
     media_scan_timeout: float = 300.0
     media_tool_memory_bytes: int = 2 * GIB
-    # When `botsvc serve` checks the media tools: "start" (before serving, a
-    # real installation) or "lazy" (not then: a test server that most runs
-    # never upload to; an upload with a broken tool still fails closed, 503
-    # DEPENDENCY_UNAVAILABLE, and /readyz still reports the tools).
+    # "start": `botsvc serve` probes the media tools before serving; "lazy" (a
+    # test server): not then, and a broken tool fails its upload (503).
     media_check: str = "start"
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True

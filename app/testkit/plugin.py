@@ -135,7 +135,7 @@ def botsvc_user(botsvc: Botsvc, botsvc_bot: TestBot) -> SimulatedUser:
 def botsvc_async(botsvc: Botsvc) -> AsyncBotsvc:
     """``botsvc`` for an async test: the same methods, awaited, none holding
     the event loop (a bot running in it keeps answering)."""
-    from botsvc.testkit.aio import AsyncBotsvc
+    from botsvc.testkit.aio import AsyncBotsvc  # lazy: only an async test needs it
 
     return AsyncBotsvc(botsvc)
 
@@ -143,7 +143,7 @@ def botsvc_async(botsvc: Botsvc) -> AsyncBotsvc:
 @pytest.fixture
 def botsvc_async_user(botsvc_user: SimulatedUser) -> AsyncUser:
     """``botsvc_user`` for an async test: ``await botsvc_async_user.say(...)``."""
-    from botsvc.testkit.aio import AsyncUser
+    from botsvc.testkit.aio import AsyncUser  # lazy: only an async test needs it
 
     return AsyncUser(botsvc_user)
 

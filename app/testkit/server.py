@@ -1,7 +1,8 @@
 """A real botsvc in a child process, started the one way an installation
 starts: ``botsvc serve`` of the installed package (migrations, the media
-check, gunicorn with 2 workers, each with its scheduler), on a free loopback
-port and a data dir of its own (without the system's ClamAV signatures,
+check, gunicorn with 2 workers, each with its scheduler; ``QUICK_ENV``
+trims that for the pytest plugin), on a free loopback port and a data dir of
+its own (without the system's ClamAV signatures,
 ``botsvc serve`` scans with the offline test database, which detects only
 the EICAR test file). The pytest plugin's session server, and the project's
 own tests and benchmarks (devkit/servers.py adds their defaults).

@@ -193,6 +193,9 @@ class Settings:
     media_tool_timeout: float = 600.0    # one ffmpeg run over 10 minutes of media
     media_scan_timeout: float = 300.0
     media_tool_memory_bytes: int = 2 * GIB
+    # "start": `botsvc serve` probes the media tools before serving; "lazy" (a
+    # test server): not then, and a broken tool fails its upload (503).
+    media_check: str = "start"
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
 
@@ -243,6 +246,7 @@ class Settings:
             media_tool_memory_bytes=_int(env, "BOTSVC_MEDIA_TOOL_MEMORY_BYTES",
                                          cls.media_tool_memory_bytes,
                                          minimum=MIN_TOOL_MEMORY_BYTES),
+            media_check=_choice(env, "BOTSVC_MEDIA_CHECK", ("start", "lazy"), cls.media_check),
         )
         values.update(overrides)
         if secret and not values.get("secret_key"):

@@ -20,6 +20,7 @@ from botsvc.devkit.paths import REPO
 from botsvc.devkit.servers import running_server
 from scripts import (
     bench_broadcast,
+    bench_ci,
     bench_frontdoor,
     bench_percall,
     bench_sandbox,
@@ -201,6 +202,13 @@ def upload_part(tmp: Path, rounds: int = 3) -> None:
     (tmp / "svc").mkdir()
     with running_server(tmp / "svc", **NO_LIMITS) as server:
         bench_upload.run(tmp, server, rounds, alternate, median)
+
+
+@part("ci")
+def ci_part(tmp: Path) -> None:
+    """A bot's CI suite on the pytest plugin (a fresh venv from the wheel)
+    beside the same suite on telegram-test-api: fixed and per-test costs."""
+    bench_ci.run(tmp)
 
 
 # Options of the parts that take some (``scripts/bench scale --sizes 1e4,1e6``).

@@ -13,6 +13,11 @@ from botsvc.contract import USER_CHAT_MAX_LIMIT
 from botsvc.testkit.client import BotApi, Clock, OperatorClient
 
 DEFAULT_WAIT_SECONDS = 10.0
+# The waits poll: first at once, then 2 ms later, each pause half again as
+# long, up to 50 ms. A bot answering within a few milliseconds (most do, on
+# loopback) is seen within a millisecond or two of it, not on a fixed 50 ms
+# tick; a slow one costs the server at most 20 polls a second.
+POLL_FIRST_SECONDS, POLL_MAX_SECONDS = 0.002, 0.05
 _names = itertools.count(1)
 
 
@@ -117,6 +122,7 @@ class SimulatedUser:
             return match in (message.get("text"), message.get("caption"))
 
         deadline = time.monotonic() + timeout
+        pauses = _pauses()
         while True:
             fresh = [m for m in self.recent(self._seen) if m["from_bot"]]
             for message in fresh:
@@ -127,7 +133,7 @@ class SimulatedUser:
                 got = [m.get("text", m.get("caption", m["type"])) for m in fresh]
                 raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
                                      f" (new messages: {got!r})")
-            time.sleep(0.05)
+            time.sleep(min(next(pauses), max(deadline - time.monotonic(), 0)))
 
 
 class Botsvc:
@@ -138,14 +144,21 @@ class Botsvc:
         self.admin_token = admin_token
         self.operator = OperatorClient(base_url, admin_token)
         self._calls_seen: dict[int, int] = {}   # bot_id: the last call_id wait_for_call returned
+        # What the current test made (the plugin empties them before each
+        # test): a failing test's report shows their chats and failed calls.
+        self.made_bots: list[TestBot] = []
+        self.made_users: list[SimulatedUser] = []
 
     def new_bot(self, username: str | None = None, display_name: str | None = None) -> TestBot:
         username = username or f"t{next(_names)}_{secrets.token_hex(4)}_bot"
         created = self.operator.create_bot(username, display_name)
-        return TestBot(created.bot, created.token, self.base_url)
+        self.made_bots.append(TestBot(created.bot, created.token, self.base_url))
+        return self.made_bots[-1]
 
     def new_user(self, bot: TestBot, display_name: str | None = None) -> SimulatedUser:
-        return SimulatedUser(self.operator, bot, self.operator.create_user(display_name))
+        user = SimulatedUser(self.operator, bot, self.operator.create_user(display_name))
+        self.made_users.append(user)
+        return user
 
     def clock(self) -> Clock:
         return self.operator.get_clock()
@@ -187,6 +200,7 @@ class Botsvc:
         its record is there; AssertionError after ``timeout`` seconds."""
         bot_id = _bot_id(bot)
         deadline = time.monotonic() + timeout
+        pauses = _pauses()
         while True:
             seen = self._calls_seen.get(bot_id, 0)
             fresh = list(itertools.takewhile(lambda c, seen=seen: c["call_id"] > seen,
@@ -199,11 +213,19 @@ class Botsvc:
                 got = [(c["method"], c.get("error_code", "ok")) for c in reversed(fresh)]
                 raise AssertionError(f"the bot made no matching call within {timeout:g} s"
                                      f" (new calls: {got!r})")
-            time.sleep(0.05)
+            time.sleep(min(next(pauses), max(deadline - time.monotonic(), 0)))
 
     def reset(self) -> None:
         """The installation empty again (bots, users, files, the clock...)."""
         self.operator.reset()
+
+
+def _pauses():
+    """The waits' pauses between polls: short first, then longer."""
+    pause = POLL_FIRST_SECONDS
+    while True:
+        yield pause
+        pause = min(pause * 1.5, POLL_MAX_SECONDS)
 
 
 def _bot_id(bot: TestBot | int) -> int:

@@ -4,8 +4,9 @@ your bot's tests.
 Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 
 - ``botsvc_server`` (session): the installation. Started on first use from
-  this package (a temporary data dir, a free port, 2 workers, the testing
-  tools on, webhooks allowed to reach local receivers), or, when
+  this package (a temporary data dir, a free port, 1 worker, the media tools
+  checked when first used, the testing tools on, webhooks allowed to reach
+  local receivers; stopped quickly once the session's tests are over), or, when
   ``BOTSVC_URL`` and ``BOTSVC_ADMIN_TOKEN`` are set, that running server
   (which must have BOTSVC_TEST_TOOLS=1 for the tools).
 - ``botsvc``: a ``Botsvc`` for the test: ``new_bot()``, ``new_user(bot)``,
@@ -16,10 +17,16 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
 - ``botsvc_bot``: a fresh bot (``token``, ``base_url`` for the bot under test).
 - ``botsvc_user``: a simulated user of ``botsvc_bot`` (``start()``, ``say()``,
   ``click()``, ``send_file()``, ``chat()``, ``recent()``, ``wait_for_message()``).
+- ``botsvc_async``, ``botsvc_async_user``: the same, awaited, for a bot that
+  runs in the test's own event loop (pytest-asyncio or anyio): a waiting
+  test never holds the loop.
 - ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
   conversation (exportChat) asks for it, and your conftest.py defines it.
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
+
+A failing test's report carries, as sections, the chat of each user it made
+as that user saw it and the failed calls of each bot it made (call log).
 
 Loading the plugin costs nothing: no server starts unless a fixture asks.
 """
@@ -30,6 +37,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
+    from botsvc.testkit.aio import AsyncBotsvc, AsyncUser
     from botsvc.testkit.client import OperatorClient
     from botsvc.testkit.harness import Botsvc, SimulatedUser, TestBot
 
@@ -66,21 +74,36 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
             raise pytest.UsageError("BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not")
         yield Botsvc(url, token)
         return
-    from botsvc.testkit.server import LocalServer  # only when a server is wanted
+    from botsvc.testkit.server import QUICK_ENV, LocalServer  # only when a server is wanted
 
-    server = LocalServer(tmp_path_factory.mktemp("botsvc"))
+    server = LocalServer(tmp_path_factory.mktemp("botsvc"), QUICK_ENV)
     server.start()
     try:
         yield Botsvc(server.base_url, server.admin_token)
     finally:
-        server.stop()
+        server.stop(quick=True)   # the session's tests are over: nothing is in flight
 
 
 @pytest.fixture
 def botsvc(botsvc_server: Botsvc) -> Botsvc:
     """The installation: new_bot(), new_user(bot), calls(bot), advance_clock(),
     inject_fault(), clear_faults(), webhook_deliveries(), reset(), operator."""
+    botsvc_server.made_bots.clear()    # this test's own, for its failure report
+    botsvc_server.made_users.clear()
     return botsvc_server
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failing test's report also shows its users' chats and its bots'
+    failed calls, read from the server (only when a fixture made them)."""
+    outcome = yield
+    report = outcome.get_result()
+    installation = getattr(item, "funcargs", {}).get("botsvc")
+    if report.failed and report.when == "call" and installation is not None:
+        from botsvc.testkit.report import failure_sections  # lazy: only on a failure
+
+        report.sections.extend(failure_sections(installation))
 
 
 @pytest.fixture
@@ -106,6 +129,23 @@ def botsvc_bot(botsvc: Botsvc) -> TestBot:
 def botsvc_user(botsvc: Botsvc, botsvc_bot: TestBot) -> SimulatedUser:
     """A simulated user of ``botsvc_bot`` (who has not pressed Start yet)."""
     return botsvc.new_user(botsvc_bot)
+
+
+@pytest.fixture
+def botsvc_async(botsvc: Botsvc) -> AsyncBotsvc:
+    """``botsvc`` for an async test: the same methods, awaited, none holding
+    the event loop (a bot running in it keeps answering)."""
+    from botsvc.testkit.aio import AsyncBotsvc  # lazy: only an async test needs it
+
+    return AsyncBotsvc(botsvc)
+
+
+@pytest.fixture
+def botsvc_async_user(botsvc_user: SimulatedUser) -> AsyncUser:
+    """``botsvc_user`` for an async test: ``await botsvc_async_user.say(...)``."""
+    from botsvc.testkit.aio import AsyncUser  # lazy: only an async test needs it
+
+    return AsyncUser(botsvc_user)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """A real botsvc in a child process, started the one way an installation
 starts: ``botsvc serve`` of the installed package (migrations, the media
-check, gunicorn with 2 workers, each with its scheduler), on a free loopback
-port and a data dir of its own (without the system's ClamAV signatures,
+check, gunicorn with 2 workers, each with its scheduler; ``QUICK_ENV``
+trims that for the pytest plugin), on a free loopback port and a data dir of
+its own (without the system's ClamAV signatures,
 ``botsvc serve`` scans with the offline test database, which detects only
 the EICAR test file). The pytest plugin's session server, and the project's
 own tests and benchmarks (devkit/servers.py adds their defaults).
@@ -29,6 +30,12 @@ import requests
 START_TIMEOUT_SECONDS = 60.0
 # What a bot's tests want unless ``env`` says otherwise.
 TESTING_ENV = {"BOTSVC_TEST_TOOLS": "1", "BOTSVC_WEBHOOK_ALLOW_PRIVATE": "1"}
+# What the pytest plugin's session server adds (measured with ``scripts/bench
+# ci``): one worker (a bot's suite is one client at a time; a second worker
+# only competes for the CI machine's cores while booting), and the media tools
+# checked by the uploads that use them, not by every start (0.8 s of ffmpeg,
+# ClamAV and PDF probes that most suites never need).
+QUICK_ENV = {"BOTSVC_WORKERS": "1", "BOTSVC_MEDIA_CHECK": "lazy"}
 
 
 def free_port() -> int:
@@ -115,6 +122,7 @@ class LocalServer:
     def wait_until_answering(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
         """Until the operator API answers (any HTTP answer for ``argv``)."""
         deadline = time.monotonic() + timeout
+        pause = 0.005   # growing to 50 ms: a quick start is seen when it is ready
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"botsvc exited with {self.process.returncode}:\n"
@@ -124,7 +132,8 @@ class LocalServer:
                                        headers=self.admin_headers, timeout=2)
                 if answer.status_code == 200 or self.argv:
                     return
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.05)
         raise RuntimeError(f"botsvc did not answer within {timeout:g} s:\n" + self.log_tail())
 
     def operator(self, method: str, **params):
@@ -135,8 +144,25 @@ class LocalServer:
             raise RuntimeError(f"{method} failed with {answer.status_code}: {answer.text}")
         return answer.json()["result"]
 
-    def stop(self, timeout: float = 10.0) -> None:
-        self.kill(signal.SIGTERM, timeout)
+    def stop(self, timeout: float = 10.0, *, quick: bool = False) -> None:
+        """Graceful (SIGTERM): requests in flight finish, kept-alive
+        connections linger up to 2 s. ``quick`` (SIGINT, gunicorn's quick
+        shutdown: the workers exit at once, cutting any request in flight)
+        for a server nobody is calling any more, as at the end of a test
+        session: every write was committed before it was answered, so the
+        database is whole either way."""
+        if not quick or self.process is None:
+            self.kill(signal.SIGTERM, timeout)
+            return
+        # The master alone, which passes SIGQUIT on: a worker given a second
+        # quit signal while handling the first (SIGINT to the whole group, then
+        # the master's SIGQUIT) can deadlock in gthread's handle_quit, on its
+        # thread pool's shutdown lock, until SIGKILL. Leftovers are SIGKILLed.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout)
+        self.kill(signal.SIGKILL)
 
     def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
         """Signal the whole process group; SIGKILL it if it outlives ``timeout``."""

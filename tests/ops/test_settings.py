@@ -36,6 +36,7 @@ BAD_VALUES = [
     ("BOTSVC_MEDIA_TOOL_MEMORY_BYTES", "1000", "at least 67108864"),
     ("BOTSVC_HISTORY_RETENTION_DAYS", "1e3", "must be an integer"),
     ("BOTSVC_URL", "127.0.0.1:8080", "http or https"),                 # no scheme
+    ("BOTSVC_MEDIA_CHECK", "never", "must be one of start, lazy"),
 ]
 # The kinds the issue names, for the real starts (each start costs a process).
 START_CASES = [BAD_VALUES[i] for i in (0, 1, 2, 5, 12)]

@@ -5,11 +5,12 @@ suite's guard that refuses a start from a test without the server marker
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
 from botsvc.devkit.servers import NO_RATE_LIMITS_ENV, suite_server
-from botsvc.testkit.server import TESTING_ENV, LocalServer, serve_command
+from botsvc.testkit.server import QUICK_ENV, TESTING_ENV, LocalServer, serve_command
 
 
 def test_it_runs_botsvc_serve_of_this_package_with_this_interpreter():
@@ -42,3 +43,19 @@ def test_a_test_without_the_server_marker_cannot_start_one(tmp_path):
     with pytest.raises(RuntimeError, match=r"starts a real server: mark it @pytest.mark.server"):
         LocalServer(tmp_path / "data").start()
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.server
+def test_a_quick_stop_ends_master_and_worker_without_a_kill(tmp_path):
+    """The plugin's stop: the quick server, used, then stopped quickly, in a
+    few rounds (a worker given two quit signals could deadlock until the
+    SIGKILL of the 10 s timeout: the master alone is signalled)."""
+    for round_ in range(3):
+        server = LocalServer(tmp_path / f"data{round_}", QUICK_ENV).start()
+        server.operator("advanceClock", seconds=5)
+        started = time.monotonic()
+        server.stop(quick=True)
+        assert time.monotonic() - started < 5
+        log = server.log_path.read_text()
+        assert "Worker exiting" in log
+        assert log.rstrip().endswith("Shutting down: Master")

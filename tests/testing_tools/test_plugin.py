@@ -4,6 +4,7 @@ marker, and nothing started when nothing asks."""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -151,22 +152,112 @@ def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_
     result.assert_outcomes(passed=8)
 
 
+def test_a_failing_tests_report_holds_the_chat_and_the_failed_calls(pytester, given_server,
+                                                                   no_server_start):
+    pytester.makepyfile("""
+        import pytest
+        from botsvc.testkit.client import BotsvcError
+
+        def test_the_bot_fails(botsvc, botsvc_bot, botsvc_user):
+            chat_id = botsvc_user.start()
+            botsvc_user.say("what time is it?")
+            botsvc_bot.api.send_message(chat_id, "it is noon")
+            with pytest.raises(BotsvcError):
+                botsvc_bot.api.send_message("999999999", "lost answer")
+            botsvc.wait_for_call(botsvc_bot, match=lambda c: "error_code" in c)
+            assert False, "the bot did not say the time right"
+
+        def test_a_passing_test_has_no_sections(botsvc_bot, botsvc_user):
+            botsvc_user.start()
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*botsvc: user *'s chat with @*",
+        "(chat *, *)",
+        "user #*: /start*", "user #*: what time is it?", "bot  #*: it is noon",
+        "*botsvc: failed calls of @*, oldest first*",
+        'sendMessage -> CHAT_NOT_FOUND: *"lost answer"*'])
+    assert result.stdout.str().count("botsvc: user ") == 1   # the failing test's report only
+
+
+def test_an_async_bot_in_the_tests_own_loop_answers_an_awaited_wait(pytester, given_server,
+                                                                    no_server_start):
+    """The bot is an asyncio task of the test's loop: the test's awaited waits
+    must leave the loop free for it (a blocking wait would time out)."""
+    pytester.makepyfile("""
+        import asyncio
+        import pytest
+        import requests
+
+        pytestmark = pytest.mark.anyio
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
+        async def echo_bot(base_url, token, stop):
+            session = requests.Session()
+            session.headers["Authorization"] = f"Bearer {token}"
+
+            def call(method, **params):
+                return session.post(f"{base_url}/v2/{method}", json=params).json()["result"]
+
+            offset = 0
+            while not stop.is_set():
+                for update in await asyncio.to_thread(call, "getUpdates", offset=offset):
+                    offset = update["update_id"] + 1
+                    text = update.get("message", {}).get("text", "/")
+                    if not text.startswith("/"):
+                        await asyncio.to_thread(call, "sendMessage", text=text.upper(),
+                                                chat_id=update["message"]["chat"]["id"])
+                await asyncio.sleep(0.01)
+
+        async def test_the_bot_answers(botsvc_async, botsvc_bot, botsvc_async_user):
+            stop = asyncio.Event()
+            bot = asyncio.create_task(echo_bot(botsvc_bot.base_url, botsvc_bot.token, stop))
+            await botsvc_async_user.start()
+            await botsvc_async_user.say("hello")
+            assert (await botsvc_async_user.wait_for_message("HELLO", timeout=5))["text"] == "HELLO"
+            call = await botsvc_async.wait_for_call(botsvc_bot, "sendMessage", timeout=5)
+            assert call["params"]["text"] == "HELLO"
+            more = await botsvc_async.new_user(botsvc_bot)
+            await more.start()
+            await more.say("again")
+            assert (await more.wait_for_message(timeout=5))["text"] == "AGAIN"
+            stop.set()
+            await bot
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "anyio")
+    result.assert_outcomes(passed=1)
+
+
 def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_path):
     monkeypatch.delenv("BOTSVC_URL", raising=False)
-    port_file = tmp_path / "port"
+    port_file, temp_file = tmp_path / "port", tmp_path / "basetemp"
     pytester.makepyfile(f"""
         from urllib.parse import urlsplit
 
-        def test_own_server(botsvc, botsvc_bot):
+        def test_own_server(botsvc, botsvc_bot, tmp_path_factory):
             assert botsvc_bot.api.get_me()["username"] == botsvc_bot.username
             assert botsvc.advance_clock(5).offset == 5       # the testing tools are on
             with open({str(port_file)!r}, "w") as fh:
                 fh.write(str(urlsplit(botsvc.base_url).port))
+            with open({str(temp_file)!r}, "w") as fh:
+                fh.write(str(tmp_path_factory.getbasetemp()))
     """)
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     port = int(port_file.read_text())
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass   # gone with the session
+    # The quick test server: one worker, no media check at start, and
+    # gunicorn's quick stop, down to the master's last line.
+    (log_path,) = Path(temp_file.read_text()).glob("botsvc*-server.log")
+    log = log_path.read_text()
+    assert log.count("Booting worker") == 1
+    assert "media tools not checked at start (BOTSVC_MEDIA_CHECK=lazy)" in log
+    assert "Handling signal: int" in log
+    assert log.rstrip().endswith("Shutting down: Master")
 
 
 def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 from botsvc.devkit.paths import REPO
@@ -56,3 +57,33 @@ def test_the_fixture_table_lists_every_helper_the_examples_use():
     missing = {(fixture, helper) for fixture, helper in used
                if not re.search(rf"`{helper}\(", rows.get(fixture, ""))}
     assert not missing, missing
+
+
+@pytest.mark.server
+def test_the_examples_pass_under_xdist_each_worker_with_its_own_server(pytester, monkeypatch):
+    """``pytest -n 2``: each xdist worker is a pytest session of its own, so
+    it starts its own server (its own temporary dir and free port) and each
+    test still makes its own bot."""
+    monkeypatch.delenv("BOTSVC_URL", raising=False)
+    for path in EXAMPLES.glob("*.py"):
+        (pytester.path / path.name).write_text(path.read_text())
+    pytester.makeconftest(
+        (EXAMPLES / "conftest.py").read_text() + '''
+
+import os
+
+@pytest.fixture(autouse=True)
+def _which_server(request):
+    if "botsvc_server" in request.fixturenames:
+        server = request.getfixturevalue("botsvc_server")
+        with open(f"servers-{os.environ['PYTEST_XDIST_WORKER']}", "a") as fh:
+            fh.write(server.base_url + "\\n")
+''')
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    tests = sum(path.read_text().count("\ndef test_") for path in EXAMPLES.glob("test_*.py"))
+    result.assert_outcomes(passed=tests)
+    urls = {worker.name: set(worker.read_text().split())
+            for worker in pytester.path.glob("servers-gw*")}
+    assert set(urls) == {"servers-gw0", "servers-gw1"}   # both workers ran tests
+    assert [len(seen) for seen in urls.values()] == [1, 1]
+    assert urls["servers-gw0"] != urls["servers-gw1"]

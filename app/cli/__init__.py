@@ -10,10 +10,18 @@ installation's own tasks, one module per concern:
   through ``/manage/v1`` (``remote``).
 
 Settings come from the environment, as for the server (BOTSVC_DATA_DIR above
-all). Importing this package registers every command on ``main``.
+all). ``main`` imports a command's module when the command is looked up
+(``base.Commands``), so that ``botsvc serve`` loads only what serving needs.
 """
-from botsvc.cli import installation, operator, serve  # noqa: F401 (registers the commands)
 from botsvc.cli.base import main
-from botsvc.cli.operator import OPERATOR_COMMANDS, OperatorCommand, run_operator_method
 
 __all__ = ["main", "OPERATOR_COMMANDS", "OperatorCommand", "run_operator_method"]
+OPERATOR_NAMES = ("OPERATOR_COMMANDS", "OperatorCommand", "run_operator_method")
+
+
+def __getattr__(name: str):
+    if name in OPERATOR_NAMES:
+        from botsvc.cli import operator  # the operator commands load the whole app: when asked
+
+        return getattr(operator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,6 +3,7 @@ migrations run by the commands that may create or move a database, and the
 check that an operator command acts on an installation that exists."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -14,8 +15,36 @@ from botsvc.config import Settings
 from botsvc.errors import ApiError
 from botsvc.migrations import DatabaseNewerThanCode, migrate
 
+# The modules that register commands on ``main``, and the one a command
+# lives in where starting it should load nothing else: ``serve`` execs
+# gunicorn at once, and importing every command (the operator commands load
+# the whole app) cost a server start about a second it then threw away.
+COMMAND_MODULES = ("installation", "operator", "serve")
+COMMAND_HOMES = {"serve": "serve", "check-media": "serve"}
 
-@click.group(help="botsvc: operate a bot messaging service installation.")
+
+def load_commands(*modules: str) -> None:
+    for module in modules or COMMAND_MODULES:
+        importlib.import_module(f"botsvc.cli.{module}")
+
+
+class Commands(click.Group):
+    """The command group, its modules imported when a command is looked up."""
+
+    def get_command(self, ctx: click.Context, name: str):
+        if name not in self.commands:
+            home = COMMAND_HOMES.get(name)
+            load_commands(*([home] if home else []))
+            if name not in self.commands:   # not where it was thought to be
+                load_commands()
+        return super().get_command(ctx, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_commands()
+        return super().list_commands(ctx)
+
+
+@click.group(cls=Commands, help="botsvc: operate a bot messaging service installation.")
 def main() -> None:
     pass
 

@@ -108,9 +108,8 @@ def _checked_bot(conn: sqlite3.Connection, environ: dict, name: str, capture):
     if bot is None:
         raise unauthorized()
     if bot.has_faults:   # the contract: right after the token
-        # Taking a fault writes; a request whose body has not all arrived is
-        # parked and runs again from its first byte (app/connection/body.py),
-        # so it parks here, before the write, not at the body's first read.
+        # Taking a fault writes, and a parked request runs again from its first
+        # byte (app/connection/body.py): it parks here, before the write.
         environ["wsgi.input"].read(0)
         fault = faults.take(conn, bot.id, name)
         if fault is not None:
@@ -155,6 +154,11 @@ def count_call(response: Response) -> Response:
     code = error_code_of(response) or ("ok" if response.status_code < 400 else "unknown")
     metrics.api_request(name if name in METHODS else "unknown", code, logs.elapsed_seconds())
     return call_capture.answered(response)
+
+
+# A call parked until its body has arrived (app/connection/body.py) unwinds
+# with no answer and no after-request hook: the writer must not count it.
+bp.teardown_request(lambda _error: call_capture.unanswered())
 
 
 class Run:

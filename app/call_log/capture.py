@@ -168,6 +168,15 @@ def answered(response: Response) -> Response:
     return response
 
 
+def unanswered() -> None:
+    """The app's teardown: a capture ``answered`` did not take is a call that
+    unwound with no answer (parked, to run again whole); it is no longer in
+    flight, and leaves no record (its second run makes the one record)."""
+    capture: CallCapture | None = g._get_current_object().pop("call_capture", None)
+    if capture is not None:
+        capture.writer.call_abandoned()
+
+
 def _outcome(status: int, data: bytes, failure, replayed: bool, context_g=None
              ) -> record.Outcome:
     context_g = g._get_current_object() if context_g is None else context_g

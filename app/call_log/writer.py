@@ -107,6 +107,11 @@ class CallLogWriter:
                     and not self._writing
                     and time.monotonic() - self._overlapped_at >= OVERLAP_MEMORY_SECONDS)
 
+    def call_abandoned(self) -> None:
+        """A call that unwound with no answer: no longer in flight."""
+        with self._lock:
+            self._in_flight -= 1
+
     def call_answered_in_call(self) -> None:
         """The call's record went with its own transaction: only counted."""
         with self._lock:

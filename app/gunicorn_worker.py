@@ -25,6 +25,7 @@ import contextlib
 import selectors
 import time
 from functools import partial
+from http import HTTPStatus
 
 from gunicorn import util
 from gunicorn.http.errors import LimitRequestHeaders, LimitRequestLine
@@ -49,7 +50,7 @@ def raw_answer(error: ApiError, presented_id: str | None = None) -> bytes:
     X-Request-Id when one had arrived, as every answer does (app/logs.py)."""
     payload = dumps(error.body()).encode()
     status = error.http_status
-    head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\n"
+    head = (f"HTTP/1.1 {status} {_REASONS.get(status) or HTTPStatus(status).phrase}\r\n"
             "Content-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\n"
             f"{REQUEST_ID_HEADER}: {request_id_for(presented_id)}\r\n"
@@ -154,8 +155,10 @@ class BotsvcWorker(ThreadWorker):
                 data = dsock.raw.recv(min(sockets.RECV_BYTES, arriving.body_left))
                 if not data:
                     return self._drop(arriving)
-                arriving.spool.write(data)
+                body.spool_write(arriving.spool, data)
                 arriving.body_left -= len(data)
+        except ApiError as refused:   # the spool's disk is full
+            return self._refuse(arriving, refused)
         except BlockingIOError:
             if last_call:
                 return self._refuse(arriving, wire.request_timeout())

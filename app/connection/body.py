@@ -19,6 +19,8 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 
+from botsvc import disk
+
 SPOOL_MEMORY_BYTES = 64 * 1024
 
 
@@ -53,6 +55,17 @@ def declared(head: bytes, head_end: int) -> Declared:
         return Declared(None, chunked)
     [length] = lengths
     return Declared(int(length) if length.isdigit() and len(length) < 16 else None, chunked)
+
+
+def spool_write(spool, data: bytes) -> None:
+    """Into the spool; a full disk is the contract's STORAGE_FULL (answered
+    503 as the app answers it), not a reason to drop the client."""
+    try:
+        spool.write(data)
+    except OSError as exc:
+        if disk.is_full_oserror(exc):
+            raise disk.storage_full() from None
+        raise
 
 
 def new_spool(directory: str):

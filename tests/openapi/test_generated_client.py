@@ -26,7 +26,7 @@ pytestmark = pytest.mark.server
 
 PACKAGE = "botsvc_generated_client"
 MODELS_BEFORE = 1304
-MODELS_AT_MOST = 150   # about an order of magnitude fewer, with room for new methods
+MODELS_AT_MOST = 170   # about an order of magnitude fewer, with room for new methods (154 with exportChat, replay and the call log's detail)
 
 
 @pytest.fixture(scope="module")

@@ -130,6 +130,26 @@ def test_the_sandbox_as_an_instrument(browser, tmp_path):
         count_is(browser, 1, "a new call after Clear view")
         assert len(operator(server, "getBotCalls", bot_id=bot_id, limit=100)["calls"]) == 62
 
+        # -- the log's own filters on the page: text (any case), then a chat
+        bot.call("sendMessage", chat_id=chat_id, text="needle in the log")
+        count_is(browser, 2, "the send after Clear view")
+        newest = operator(server, "getBotCalls", bot_id=bot_id, limit=1)["calls"][0]["call_id"]
+
+        def filter_by(css: str, value: str) -> None:
+            browser.execute_script(
+                "const box = document.querySelector(arguments[0]); box.value = arguments[1];"
+                " box.dispatchEvent(new Event('input', {bubbles: true}));"
+                " box.dispatchEvent(new Event('change', {bubbles: true}));", css, value)
+
+        filter_by("#feed-search", "NEEDLE")
+        wait_for(browser, lambda d: rows(d) == [newest], SLOW_DEADLINE, "the search's one call")
+        filter_by("#feed-search", "")
+        wait_for(browser, lambda d: len(rows(d)) > 1, SLOW_DEADLINE, "the log again")
+        filter_by("#feed-chat", chat_id)
+        wait_for(browser, lambda d: rows(d) == [newest], SLOW_DEADLINE, "the chat's one call")
+        filter_by("#feed-chat", "")
+        wait_for(browser, lambda d: len(rows(d)) > 1, SLOW_DEADLINE, "the log again")
+
         # -- updates waiting, no poll for a minute: a warning, a banner, the title
         operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id, text="anyone?")
         operator(server, "advanceClock", seconds=120)

@@ -143,7 +143,9 @@ def bot_pulse(bot_id: int) -> Response:
                 "display_name": bot["display_name"], "disabled": bool(bot["disabled"])},
         "calls": listed, "older_cursor": log["next_cursor"],
         "empty_polls": log["empty_polls"], "last_poll_at": log["last_poll_at"],
-        "recent_polls": sum(1 for c in polls if c["date"] >= now - RATE_WINDOW_S),
+        # Dates are whole seconds (a call at 100.9 s is dated 100): the window
+        # is counted in whole seconds too, or a call could leave it early.
+        "recent_polls": sum(1 for c in polls if c["date"] >= int(now) - RATE_WINDOW_S),
         "mode": "webhook" if info["url"] else "polling",
         "webhook": info,
         "deliveries": deliveries,

@@ -21,8 +21,8 @@ from botsvc.gunicorn_worker import BotsvcWorker
 # Seconds, for the test: the server's idle time (gunicorn's own command-line
 # setting) and the pool's, shorter, as nginx's upstream pool (60 s) and Go's
 # (90 s) are against the server's 120 s.
-KEEPALIVE = 2
-CLIENT_IDLE = 1.0
+KEEPALIVE = 1
+CLIENT_IDLE = 0.5
 TRIES = 20
 
 

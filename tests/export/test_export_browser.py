@@ -10,9 +10,6 @@ import threading
 import time
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -20,28 +17,12 @@ from botsvc.devkit.servers import running_server
 from botsvc.testkit.harness import Botsvc
 from tests.export.promo_bot import PromoBot
 from tests.export.test_round_trip import CONFTEST, run_inner_pytest
+from tests.sandbox import test_sandbox_browser as walk
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--window-size=1280,1000"]
+browser = walk.browser   # the same headless Chromium as the sandbox's browser tests
 DEADLINE = 15.0
-
-
-@pytest.fixture
-def browser(tmp_path):
-    options = Options()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def wait_for(driver, condition, what: str):

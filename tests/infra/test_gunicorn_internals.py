@@ -5,7 +5,6 @@ the worker (and app/connection/) relies on, so that an upgrade which changes
 one fails here, loudly, rather than as a dropped request in production."""
 from __future__ import annotations
 
-import configparser
 import inspect
 from importlib.metadata import version
 
@@ -14,19 +13,15 @@ from gunicorn.http import body as gunicorn_body
 from gunicorn.http import message, unreader, wsgi
 from gunicorn.http.errors import LimitRequestHeaders, LimitRequestLine
 from gunicorn.workers import gthread
-from packaging.requirements import Requirement
 
-from botsvc.devkit.paths import REPO
 from botsvc.gunicorn_worker import BotsvcWorker
+from tests.support.pins import pinned
 
 
 def test_the_installed_gunicorn_is_the_pinned_minor_range():
-    setup = configparser.ConfigParser()
-    setup.read(REPO / "setup.cfg")
-    pinned = [Requirement(line) for line in setup["options"]["install_requires"].splitlines()
-              if line.startswith("gunicorn")]
-    assert len(pinned) == 1 and str(pinned[0].specifier) == "<27.1,>=27.0.1"
-    assert version("gunicorn") in pinned[0].specifier
+    pin = pinned("gunicorn")
+    assert str(pin.specifier) == "<27.1,>=27.0.1"
+    assert version("gunicorn") in pin.specifier
 
 
 def params(function) -> list[str]:

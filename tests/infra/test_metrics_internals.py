@@ -7,24 +7,19 @@ which changes one fails here, loudly, rather than on a full disk in
 production."""
 from __future__ import annotations
 
-import configparser
 import inspect
 from importlib.metadata import version
 
-from packaging.requirements import Requirement
 from prometheus_client import mmap_dict, values
 
 from botsvc import metrics
-from botsvc.devkit.paths import REPO
+from tests.support.pins import pinned
 
 
 def test_the_installed_prometheus_client_is_the_pinned_minor_range():
-    setup = configparser.ConfigParser()
-    setup.read(REPO / "setup.cfg")
-    pinned = [Requirement(line) for line in setup["options"]["install_requires"].splitlines()
-              if line.startswith("prometheus_client")]
-    assert len(pinned) == 1 and str(pinned[0].specifier) == "<0.27,>=0.26"
-    assert version("prometheus_client") in pinned[0].specifier
+    pin = pinned("prometheus_client")
+    assert str(pin.specifier) == "<0.27,>=0.26"
+    assert version("prometheus_client") in pin.specifier
 
 
 def test_the_value_file_internals_metrics_allocates_are_there(tmp_path):

@@ -147,7 +147,7 @@ def answered(response: Response) -> Response:
     if capture is None:
         return response
     if capture.written:   # with the call's own rows (answered_in)
-        capture.writer.call_answered_in_call()
+        capture.writer.call_ended_unbuffered()
         return response
     made = poll = None
     try:
@@ -174,7 +174,7 @@ def unanswered() -> None:
     flight, and leaves no record (its second run makes the one record)."""
     capture: CallCapture | None = g._get_current_object().pop("call_capture", None)
     if capture is not None:
-        capture.writer.call_abandoned()
+        capture.writer.call_ended_unbuffered()
 
 
 def _outcome(status: int, data: bytes, failure, replayed: bool, context_g=None

@@ -107,13 +107,10 @@ class CallLogWriter:
                     and not self._writing
                     and time.monotonic() - self._overlapped_at >= OVERLAP_MEMORY_SECONDS)
 
-    def call_abandoned(self) -> None:
-        """A call that unwound with no answer: no longer in flight."""
-        with self._lock:
-            self._in_flight -= 1
-
-    def call_answered_in_call(self) -> None:
-        """The call's record went with its own transaction: only counted."""
+    def call_ended_unbuffered(self) -> None:
+        """A call that leaves nothing in the buffer is no longer in flight:
+        its record went with its own transaction, or it unwound with no
+        answer (parked until its body has arrived, to run again whole)."""
         with self._lock:
             self._in_flight -= 1
 

@@ -32,11 +32,10 @@ class Commands(click.Group):
     """The command group, its modules imported when a command is looked up."""
 
     def get_command(self, ctx: click.Context, name: str):
-        if name not in self.commands:
-            home = COMMAND_HOMES.get(name)
-            load_commands(*([home] if home else []))
-            if name not in self.commands:   # not where it was thought to be
-                load_commands()
+        if name not in self.commands and name in COMMAND_HOMES:
+            load_commands(COMMAND_HOMES[name])
+        if name not in self.commands:   # any other name: every module
+            load_commands()
         return super().get_command(ctx, name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -1,4 +1,4 @@
-"""A checkout's gunicorn entry point: ``gunicorn -c app/gunicorn_conf.py wsgi:app``.
+"""A checkout's gunicorn entry point: ``gunicorn -c app/botsvc/gunicorn_conf.py wsgi:app``.
 ``botsvc serve`` (the one way to start) names ``botsvc.factory:worker_app()``
 itself; this file only keeps that older command line working.
 

@@ -14,7 +14,7 @@ CREATE INDEX messages_by_date ON messages (date);
 CREATE INDEX callback_queries_by_age ON callback_queries (created_at);
 
 -- "<boot id>-<pid namespace>-<pid>-<start time>" of the process running a
--- claim (app/owner.py); NULL for claims made before this migration.
+-- claim (app/botsvc/owner.py); NULL for claims made before this migration.
 ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
 CREATE INDEX idempotency_running ON idempotency_keys (bot_id) WHERE state = 'running';
 

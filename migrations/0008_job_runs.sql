@@ -1,4 +1,4 @@
--- The record of each background job (app/jobs/schedule.py): its last start,
+-- The record of each background job (app/botsvc/jobs/schedule.py): its last start,
 -- success and failure, so /readyz or the metrics can show a failing or stuck
 -- job. Times are the machine's clock (like the jobs' intervals), in seconds.
 BEGIN;

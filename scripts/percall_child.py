@@ -3,7 +3,7 @@
     python scripts/percall_child.py TREE DATA_DIR
 
 imports TREE's own code (a checkout: the current one, or the baseline's
-worktree) from its folder app/, under the name that tree uses (``app``
+worktree) from its package folder (scripts/tree_import.py), under the name that tree uses (``app``
 before the wheel installed ``botsvc``, ``botsvc`` since: scripts/tree_import.py),
 builds the app with the Flask test client, a bot, a user and a
 chat, then answers commands on stdin, one a line: ``sendMessage N`` or
@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-from tree_import import install, package_name  # scripts/, this script's folder
+from tree_import import install, package_folder, package_name  # scripts/, this script's folder
 
 ADMIN = "percall-admin-token"
 HIGH = 1_000_000   # a limit in force that never refuses: the rate path runs
@@ -48,7 +48,7 @@ def build(tree: str, data_dir: str):
             raise
         create_app = importlib.import_module(name).create_app
     package = sys.modules[name]
-    assert os.path.dirname(os.path.abspath(package.__file__)) == os.path.join(tree, "app"), \
+    assert os.path.dirname(os.path.abspath(package.__file__)) == str(package_folder(tree)), \
         package.__file__
     # The bot's call log (on by default) turned off: PERCALL_CALL_LOG=off
     # (the baseline has none, nor the setting).

@@ -1,9 +1,11 @@
 """A tree of botsvc (this checkout, or a baseline's worktree) imported from
 its own folder, under the name that tree's code uses for itself.
 
-The code lives in the folder ``app/`` of every tree, but its import name
-moved: ``app`` until the wheel began to install it as ``botsvc``, ``botsvc``
-since. This checkout's .venv maps ``botsvc`` to this checkout's folder, so a
+Where the code lives and its import name moved twice: the folder ``app/``
+imported as ``app`` until the wheel began to install it as ``botsvc``; then
+``app/`` as ``botsvc``; since 0.3.0 the folder is named as the import,
+``app/botsvc/`` (``app/`` is the source root). ``package_folder`` tells which.
+This checkout's .venv maps ``botsvc`` to this checkout's folder, so a
 baseline tree run with it would import this tree's code wherever it says
 ``botsvc``, and a benchmark would compare this tree with itself. A process
 that must run a tree's own code puts ``TreeFinder`` first on
@@ -31,10 +33,17 @@ TREE_VARIABLE = "BOTSVC_BENCH_TREE"
 _SELF_IMPORT = re.compile(r"^\s*(?:from|import) (app|botsvc)\b", re.MULTILINE)
 
 
+def package_folder(tree: str | Path) -> Path:
+    """The tree's package folder: ``app/botsvc/`` since the source root was
+    named ``app``, ``app/`` before."""
+    named = Path(tree) / "app" / "botsvc"
+    return named if (named / "__init__.py").is_file() else Path(tree) / "app"
+
+
 def package_name(tree: str | Path) -> str:
     """The name the tree's code imports itself by: the one its modules use."""
     counts = {"app": 0, "botsvc": 0}
-    for path in (Path(tree) / "app").rglob("*.py"):
+    for path in package_folder(tree).rglob("*.py"):
         for name in _SELF_IMPORT.findall(path.read_text(encoding="utf-8", errors="replace")):
             counts[name] += 1
     if not any(counts.values()):
@@ -72,7 +81,7 @@ def install(tree: str | Path) -> str:
               module.startswith(name + ".")]
     if loaded:
         raise RuntimeError(f"{name} was imported before {tree} was installed: {loaded[:3]}")
-    sys.meta_path.insert(0, TreeFinder(name, tree / "app"))
+    sys.meta_path.insert(0, TreeFinder(name, package_folder(tree)))
     return name
 
 

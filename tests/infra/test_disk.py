@@ -1,4 +1,4 @@
-"""app/disk.py and the parts that meet a full disk in one process: the error
+"""app/botsvc/disk.py and the parts that meet a full disk in one process: the error
 mapping, the transaction helper on a real full tmpfs, the rate counted in
 the process, the reserve, and what a start writes (docs/storage.md "A full disk")."""
 from __future__ import annotations

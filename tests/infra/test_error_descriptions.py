@@ -1,5 +1,5 @@
 """Every description the service gives a refusal says each thing once: read
-from the code that builds them (app/errors.py's reason table, the media
+from the code that builds them (app/botsvc/errors.py's reason table, the media
 modules, the webhook URL checks, the PDF inspector's findings), not from a
 copy of them."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from botsvc.devkit.paths import REPO
 from botsvc.errors import Reason
 from botsvc.media import pdf
 
-APP = REPO / "app"
+APP = REPO / "app" / "botsvc"
 PDF_INSPECTOR = APP / "media" / "pdf_inspect.py"
 # Functions that make a refusal: where their reason and description are.
 MAKERS = {"media_rejected": (1, 2), "_reject": (0, 1), "invalid": ("reason", 1),
@@ -136,7 +136,7 @@ def test_every_description_in_the_code_says_each_thing_once():
 
 
 def test_the_reason_table_is_all_used_and_each_reason_described():
-    """Every reason word of app/errors.py is given somewhere with a written
+    """Every reason word of app/botsvc/errors.py is given somewhere with a written
     description (the PDF's are composed from the inspector's findings)."""
     described = {reason for _, reason, text in refusals() if reason and text}
     described |= {reason for reason, _ in pdf_findings()}

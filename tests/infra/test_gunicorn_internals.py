@@ -1,7 +1,7 @@
-"""app/gunicorn_worker.py extends gunicorn's gthread worker by overriding its
+"""app/botsvc/gunicorn_worker.py extends gunicorn's gthread worker by overriding its
 methods and reading its state, none of which gunicorn documents as an API.
 setup.cfg pins gunicorn to one minor range; this test names every internal
-the worker (and app/connection/) relies on, so that an upgrade which changes
+the worker (and app/botsvc/connection/) relies on, so that an upgrade which changes
 one fails here, loudly, rather than as a dropped request in production."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one home of background work (app/jobs): the list is the only place a
+"""The one home of background work (app/botsvc/jobs): the list is the only place a
 job comes from, each pass is recorded in job_runs (a failure by its class
 only), a failing job does not stop the scheduler, and job_health tells a
 failing or stuck job from a healthy one."""
@@ -18,7 +18,7 @@ from botsvc.jobs import Job, actions, records, run_job, scheduler
 from botsvc.jobs.health import job_health, stuck_after
 from botsvc.jobs.schedule import JOBS
 
-APP_DIR = REPO / "app"
+APP_DIR = REPO / "app" / "botsvc"
 
 
 class SecretLeak(RuntimeError):

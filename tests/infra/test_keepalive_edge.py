@@ -1,5 +1,5 @@
-"""No dropped answer at the keep-alive edge (app/gunicorn_worker.py,
-app/gunicorn_conf.py): a pooling client whose next call leaves just as its
+"""No dropped answer at the keep-alive edge (app/botsvc/gunicorn_worker.py,
+app/botsvc/gunicorn_conf.py): a pooling client whose next call leaves just as its
 connection's idle time runs out is answered, on that connection or, when the
 server closed it first, on a new one; and the idle time is longer than the
 clients' own."""

@@ -1,11 +1,12 @@
-"""The plan of app/ holds (docs/DEVELOPING.md "The layers"): the import-linter
-contracts in setup.cfg pass, no two rooms of app/ import each other in a
-circle (an import inside a function counts), an import of the project
-placed inside a function says why on its line, and nothing imports the
-folder by its name ``app`` (it installs as ``botsvc``).
+"""The plan of the package holds (docs/DEVELOPING.md "The layers"): the
+import-linter contracts in setup.cfg pass, no two rooms of app/botsvc/ import
+each other in a circle (an import inside a function counts), an import of the
+project placed inside a function says why on its line, and nothing imports
+the source root by its name ``app`` (it is a folder on the path, not a
+package).
 
 The trees around it hold too: scripts/ and tests/ never import each other
-(what both need is the development kit, app/devkit/, a room of the package
+(what both need is the development kit, app/botsvc/devkit/, a room of the package
 that imports neither, left out of the wheel; the package imports neither
 tree); no two modules of scripts/ import each other in a circle, and their
 imports of the project inside a function say why."""
@@ -21,8 +22,8 @@ from pathlib import Path
 
 from botsvc.devkit.paths import REPO
 
-APP = REPO / "app"
-TREES = ("scripts",)   # checked module by module, besides app/'s rooms
+APP = REPO / "app" / "botsvc"
+TREES = ("scripts",)   # checked module by module, besides the package's rooms
 
 
 def test_the_import_linter_contracts_hold():
@@ -43,8 +44,8 @@ def _imports(path: Path) -> list[tuple[str, int, bool]]:
 
 def _parse_imports(path: Path):
     parts = path.relative_to(REPO).with_suffix("").parts[:-1]
-    if parts[:1] == ("app",):   # the folder app/ is the package botsvc
-        parts = ("botsvc", *parts[1:])
+    if parts[:1] == ("app",):   # app/ is the source root: app/botsvc/ is the package botsvc
+        parts = parts[1:]
     package = ".".join(parts)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     in_functions = {id(node) for function in ast.walk(tree)
@@ -131,11 +132,11 @@ def test_an_import_of_the_project_inside_a_function_says_why():
 
 
 def test_nothing_imports_the_folder_as_app():
-    """The folder app/ installs as the package botsvc. One stale ``from app
-    import ...`` run from a checkout would load a second copy of every module
-    it reaches beside the installed one (a catalogue with 0 methods, a second
-    settings object): no module of the project, its tests or its scripts
-    names ``app`` as a package."""
+    """app/ is the source root, not a package. From a checkout's top,
+    ``from app.botsvc import ...`` would still import (a namespace package)
+    and load a second copy of every module it reaches beside the installed
+    one (a catalogue with 0 methods, a second settings object): no module of
+    the project, its tests or its scripts names ``app`` as a package."""
     sources = [*APP.rglob("*.py"), *(REPO / "tests").rglob("*.py"),
                *(REPO / "scripts").rglob("*.py"),
                REPO / "wsgi.py", REPO / "setup.py"]

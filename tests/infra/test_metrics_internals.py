@@ -1,4 +1,4 @@
-"""app/metrics.py relies on private parts of prometheus_client: it allocates
+"""app/botsvc/metrics.py relies on private parts of prometheus_client: it allocates
 each worker's value file before mapping it (a sparse page on a full disk was
 a SIGBUS that killed the worker) and chooses the multiprocess values after
 the environment names their directory. setup.cfg pins prometheus_client to

@@ -180,7 +180,7 @@ def test_the_cli_refuses_a_newer_database_with_one_line(tmp_path):
 
 @pytest.mark.server
 @pytest.mark.parametrize("argv", [["scripts/server"],
-                                  [".venv/bin/gunicorn", "-c", "app/gunicorn_conf.py", "wsgi:app"]])
+                                  [".venv/bin/gunicorn", "-c", "app/botsvc/gunicorn_conf.py", "wsgi:app"]])
 def test_the_server_refuses_a_newer_database_with_one_line(tmp_path, argv):
     env = {**os.environ, "BOTSVC_DATA_DIR": str(_future_data_dir(tmp_path)),
            "BOTSVC_BIND": f"127.0.0.1:{free_port()}", "BOTSVC_CLAMAV_DB": str(tmp_path / "db")}

@@ -1,4 +1,4 @@
-"""Owners of claims and leftover files (app/owner.py), and media tools that
+"""Owners of claims and leftover files (app/botsvc/owner.py), and media tools that
 die with the process that started them (issue 13 point 4)."""
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_a_reused_pid_a_reboot_and_the_unknown_are_told_apart():
 
 
 def test_a_new_process_gets_its_own_token():
-    code = "from app import owner; print(owner.current())"
+    code = "from botsvc import owner; print(owner.current())"
     theirs = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                             text=True, check=True, timeout=60).stdout.strip()
     assert theirs != owner.current()

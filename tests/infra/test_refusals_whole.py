@@ -1,4 +1,4 @@
-"""A refusal that closes the connection arrives whole (app/connection/sockets.py,
+"""A refusal that closes the connection arrives whole (app/botsvc/connection/sockets.py,
 ``Lingering``): the worker sends the answer, half-closes, and reads and drops
 what the client still sends for a bounded time, so that the client reads the
 full envelope rather than a reset, even while it is still sending."""

@@ -1,4 +1,4 @@
-"""Where a request head ends, and its limits (app/connection/request_head.py), fed as a
+"""Where a request head ends, and its limits (app/botsvc/connection/request_head.py), fed as a
 connection delivers bytes: whole, in pieces, one byte at a time."""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import ast
 
 from botsvc.devkit.paths import REPO
 
-DOMAIN = REPO / "app" / "domain"
+DOMAIN = REPO / "app" / "botsvc" / "domain"
 
 ALLOWED: set[str] = set()
 

@@ -10,7 +10,7 @@ import ast
 
 from botsvc.devkit.paths import REPO
 
-APP = REPO / "app"
+APP = REPO / "app" / "botsvc"
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 300
 

@@ -1,4 +1,4 @@
-"""Slow bodies hold no thread (app/connection/body.py, app/gunicorn_worker.py):
+"""Slow bodies hold no thread (app/botsvc/connection/body.py, app/botsvc/gunicorn_worker.py):
 straight at gunicorn, with no front door, clients that send a valid token's
 request and then its body slowly, reconnecting whenever they are answered or
 cut, leave every other call answered promptly; and a parked body, once

@@ -1,5 +1,5 @@
 """The connection under the API, over real HTTP against scripts/server
-(app/connection/wire.py, app/gunicorn_worker.py): what a client's next call on the same
+(app/botsvc/connection/wire.py, app/botsvc/gunicorn_worker.py): what a client's next call on the same
 kept-alive connection meets after a body the app did not read whole."""
 from __future__ import annotations
 
@@ -299,7 +299,7 @@ def test_a_head_without_end_costs_the_worker_little(one_worker, first, repeated,
     assert resident_bytes(worker) - memory < 16 * MiB
 
 
-# -- slow clients (app/gunicorn_worker.py) ------------------------------------------
+# -- slow clients (app/botsvc/gunicorn_worker.py) ------------------------------------------
 
 def trickle(port: int, head: bytes, outcome: list) -> None:
     """A client that sends ``head`` and then one byte a second, never done;

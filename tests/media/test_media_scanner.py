@@ -49,11 +49,11 @@ def test_the_offline_database_only_when_nothing_else_has_signatures(tmp_path, mo
 
 def test_one_signature_finder():
     """health, the start-up checks, the testing kit and scripts/server all
-    ask app/media/signatures.py: no other place names the system's database."""
-    sources = [*(REPO / "app").rglob("*.py"), *(REPO / "scripts").iterdir()]
+    ask app/botsvc/media/signatures.py: no other place names the system's database."""
+    sources = [*(REPO / "app" / "botsvc").rglob("*.py"), *(REPO / "scripts").iterdir()]
     naming = {str(path.relative_to(REPO)) for path in sources
               if path.is_file() and "/var/lib/clamav" in path.read_text(errors="replace")}
-    assert naming == {"app/media/signatures.py"}
+    assert naming == {"app/botsvc/media/signatures.py"}
 
 
 def test_clamscan_with_the_built_database(offline_signature_db, tmp_path):

@@ -34,6 +34,7 @@ def _script(name: str):
 
 _tree_import = _script("tree_import")   # the standard library only
 package_name, tree_env = _tree_import.package_name, _tree_import.tree_env
+package_folder = _tree_import.package_folder
 # The baseline the percall bench compares with, read from its script.
 BASELINE_COMMIT = re.search(r'^BASELINE_COMMIT = "([0-9a-f]{40})"',
                             (REPO / "scripts" / "bench_percall.py").read_text(), re.M).group(1)
@@ -58,7 +59,7 @@ def loaded(tree: Path, data_dir: Path) -> dict:
 def assert_all_from(found: dict, tree: Path) -> set[str]:
     files = set(found["files"])
     assert len(files) > 50   # the app was built: its methods, jobs, routes
-    assert all(Path(file).is_relative_to(tree / "app") for file in files), files
+    assert all(Path(file).is_relative_to(package_folder(tree)) for file in files), files
     return files
 
 
@@ -87,4 +88,4 @@ def test_a_baseline_server_s_environment_imports_the_tree_in_every_process(tmp_p
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(tree / "app" / "config.py")
+    assert done.stdout.strip() == str(tree / "app" / "botsvc" / "config.py")

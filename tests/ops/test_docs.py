@@ -177,7 +177,7 @@ def test_the_jobs_table_names_exactly_the_jobs_that_run():
                 for job in JOBS]
     shown = [row[:3] for row in jobs_table()]
     assert sorted(shown) == sorted(expected), (
-        "docs/DEVELOPING.md's jobs table must list app/jobs/schedule.py's JOBS:\n"
+        "docs/DEVELOPING.md's jobs table must list app/botsvc/jobs/schedule.py's JOBS:\n"
         + "\n".join(f"| {' | '.join(row)} | ... |" for row in expected))
 
 

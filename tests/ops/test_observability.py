@@ -202,9 +202,9 @@ def test_the_values_made_at_zero_are_the_ones_counted():
     """Each process makes its known label values at zero when it starts
     (metrics.count_from_zero): the media tools are every tool a run names,
     the upload results every reason the pipeline or the quota refuses with."""
-    media_sources = "".join(path.read_text() for path in (REPO / "app" / "media").glob("*.py"))
+    media_sources = "".join(path.read_text() for path in (REPO / "app" / "botsvc" / "media").glob("*.py"))
     assert set(re.findall(r'dependency="([a-z]+)"', media_sources)) == set(media.TOOLS)
-    refusing = media_sources + (REPO / "app" / "domain" / "files.py").read_text()
+    refusing = media_sources + (REPO / "app" / "botsvc" / "domain" / "files.py").read_text()
     named = {Reason[name] for name in re.findall(r"Reason\.([A-Z_]+)", refusing)}
     named |= {reason for reason in Reason if reason.value.startswith("pdf_")}  # pdf_inspect's words
     assert named <= set(UPLOAD_REASONS) and "clean" in metrics.UPLOAD_RESULTS

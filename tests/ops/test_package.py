@@ -204,9 +204,9 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
     assert wheel.name == readme_build_lines()[1]   # the name the README installs
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"botsvc/sql_migrations/{name}" for name in MIGRATIONS} <= names
-    # The folder app/ is installed as botsvc/, and nothing is installed as app/.
-    packaged_data = ["botsvc/" + path.relative_to(REPO / "app").as_posix() for folder in (
-        "app/openapi/static", "app/sandbox/static", "app/sandbox/templates")
+    # The package folder app/botsvc/ installs as botsvc/, and nothing is installed as app/.
+    packaged_data = ["botsvc/" + path.relative_to(REPO / "app" / "botsvc").as_posix() for folder in (
+        "app/botsvc/openapi/static", "app/botsvc/sandbox/static", "app/botsvc/sandbox/templates")
         for path in (REPO / folder).rglob("*") if path.is_file()]
     assert packaged_data and set(packaged_data) <= names
     assert {"botsvc/gunicorn_conf.py", "botsvc/media/signatures.py",
@@ -252,7 +252,7 @@ def test_botsvc_serve_from_the_wheel(venv, tmp_path):
         assert page.status_code == 200 and "swagger-ui-bundle.js" in page.text
         asset = requests.get(f"{server.base_url}/docs/swagger-ui-bundle.js", timeout=30)
         assert asset.status_code == 200
-        assert asset.content == (REPO / "app/openapi/static/swagger-ui-bundle.js").read_bytes()
+        assert asset.content == (REPO / "app/botsvc/openapi/static/swagger-ui-bundle.js").read_bytes()
         signin = requests.get(f"{server.base_url}/sandbox/", timeout=30)
         assert signin.status_code == 200 and "<form" in signin.text
     finally:

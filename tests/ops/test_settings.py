@@ -1,4 +1,4 @@
-"""One Settings object (app/config.py): every BOTSVC_* variable is read and
+"""One Settings object (app/botsvc/config.py): every BOTSVC_* variable is read and
 checked there, a bad value stops every way of starting (scripts/server,
 gunicorn, the botsvc command) with one line naming the setting and no
 traceback, and the README's Settings table lists every setting."""
@@ -100,7 +100,7 @@ def test_the_botsvc_command_refuses_a_bad_value(tmp_path, name, value, words):
 @pytest.mark.server
 @pytest.mark.parametrize(("name", "value", "words"), START_CASES)
 def test_gunicorn_refuses_a_bad_value(tmp_path, name, value, words):
-    done = subprocess.run([str(BIN / "gunicorn"), "-c", str(REPO / "app" / "gunicorn_conf.py"),
+    done = subprocess.run([str(BIN / "gunicorn"), "-c", str(REPO / "app" / "botsvc" / "gunicorn_conf.py"),
                            "--chdir", str(REPO), "wsgi:app"],
                           env=start_env(tmp_path, name, value), capture_output=True, text=True,
                           timeout=60)
@@ -121,19 +121,19 @@ def settings_table() -> str:
 
 
 def test_the_readme_lists_every_setting():
-    read_here = set(re.findall(r'"(BOTSVC_[A-Z_]+)"', (REPO / "app" / "config.py").read_text()))
+    read_here = set(re.findall(r'"(BOTSVC_[A-Z_]+)"', (REPO / "app" / "botsvc" / "config.py").read_text()))
     listed = {row.split("|")[1].strip() for row in settings_table().splitlines()
               if row.startswith("| BOTSVC_")}
     assert read_here <= listed, read_here - listed
 
 
 def test_no_other_module_reads_the_environment():
-    readers = {str(path.relative_to(REPO)) for path in (REPO / "app").rglob("*.py")
+    readers = {str(path.relative_to(REPO)) for path in (REPO / "app" / "botsvc").rglob("*.py")
                if re.search(r"os\.environ|getenv", path.read_text()) and path.name != "config.py"}
     # The testing kit's server passes the environment on to its child, and
     # so does `botsvc serve` to the gunicorn it becomes; prometheus_client takes its multiprocess directory from its own
-    # variable, which app/metrics.py sets for the workers and reads back.
+    # variable, which app/botsvc/metrics.py sets for the workers and reads back.
     # The development kit's fuzzer (never part of the service) runs
     # schemathesis with the developer's environment.
-    assert readers <= {"app/testkit/server.py", "app/metrics.py", "app/cli/serve.py",
-                       "app/devkit/fuzz.py"}, readers
+    assert readers <= {"app/botsvc/testkit/server.py", "app/botsvc/metrics.py", "app/botsvc/cli/serve.py",
+                       "app/botsvc/devkit/fuzz.py"}, readers

@@ -1,6 +1,6 @@
 """The sandbox is a door, never a copy: it reads chats, messages, files and
 sessions through the domain's functions, so no SQL is written under
-app/sandbox/ (a rule written twice drifts)."""
+app/botsvc/sandbox/ (a rule written twice drifts)."""
 from __future__ import annotations
 
 import ast

@@ -12,8 +12,8 @@ from botsvc.devkit.paths import REPO
 from botsvc.sandbox import CSP
 from tests.support.contract import ADMIN_TOKEN, BotClient
 
-STATIC = REPO / "app" / "sandbox" / "static"
-TEMPLATES = REPO / "app" / "sandbox" / "templates" / "sandbox"
+STATIC = REPO / "app" / "botsvc" / "sandbox" / "static"
+TEMPLATES = REPO / "app" / "botsvc" / "sandbox" / "templates" / "sandbox"
 HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(2)>', "'><svg onload=alert(3)>"]
 
 

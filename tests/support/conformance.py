@@ -7,7 +7,7 @@ test. A response that breaks the document fails the test that caused it.
 Checked: the status is one the operation documents; the headers it marks
 required are there; the Content-Type is one it documents; a JSON body
 validates against the schema of that status (error_code among the codes
-the operation lists for it, the result exactly as app/catalogue/results.py says).
+the operation lists for it, the result exactly as app/botsvc/catalogue/results.py says).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one launcher of real servers (app/testkit/server.py) without starting
+"""The one launcher of real servers (app/botsvc/testkit/server.py) without starting
 one: what it runs, with which environment, where its log goes, and the
 suite's guard that refuses a start from a test without the server marker
 (so the fast lane never starts a server)."""

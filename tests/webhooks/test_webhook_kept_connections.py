@@ -1,4 +1,4 @@
-"""Connections to receivers kept between deliveries (app/webhooks/connections.py),
+"""Connections to receivers kept between deliveries (app/botsvc/webhooks/connections.py),
 against real local HTTPS receivers that count the TCP connections they accept
 and see close. The name is resolved again at every delivery by a substituted
 resolver, so a test can move it (to another loopback address, or to one that

@@ -1,4 +1,0 @@
-"""Webhooks. Target validation and the delivery transport (addresses, urls,
-secret_token, transport) are pure library code: no Flask, no database.
-``delivery`` is the worker that drains the queue with them; the queue state
-lives in app/domain/webhooks.py and the methods in app/api/webhooks.py."""

@@ -19,8 +19,8 @@ from botsvc.migrations import DatabaseNewerThanCode, migrate
 # lives in where starting it should load nothing else: ``serve`` execs
 # gunicorn at once, and importing every command (the operator commands load
 # the whole app) cost a server start about a second it then threw away.
-COMMAND_MODULES = ("installation", "operator", "serve")
-COMMAND_HOMES = {"serve": "serve", "check-media": "serve"}
+COMMAND_MODULES = ("installation", "operator", "serve", "transcripts")
+COMMAND_HOMES = {"serve": "serve", "check-media": "serve", "run-transcript": "transcripts"}
 
 
 def load_commands(*modules: str) -> None:

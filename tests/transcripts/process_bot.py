@@ -54,8 +54,8 @@ def handle(update, options):
 def hang(pids_file):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    with open(pids_file, "w") as f:
-        f.write(f"{os.getpid()} {child.pid}")
+    with open(pids_file, "a") as f:
+        f.write(f"{os.getpid()} {child.pid}\n")
     print("hanging", flush=True)
     while True:
         time.sleep(1)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import click
 
-from botsvc.cli.base import main
+from botsvc.cli.base import main, say
 from botsvc.config import SettingError, Settings
 
 USAGE = 2   # a bad file, a command that cannot start, a server out of reach
@@ -123,6 +123,7 @@ def _server(scratch: Path):
     if settings.url:
         if not settings.admin_token:
             raise Stop(f"BOTSVC_URL is {settings.url} but BOTSVC_ADMIN_TOKEN is not set")
+        say(f"using the server at {settings.url}")
         botsvc = Botsvc(settings.url, settings.admin_token)
         _check_reachable(botsvc)
         yield botsvc
@@ -133,7 +134,7 @@ def _server(scratch: Path):
     except RuntimeError as failed:
         raise Stop(f"cannot start a server: {str(failed).splitlines()[0]}") from None
     try:
-        click.echo(f"botsvc: started a server at {server.base_url}", err=True)
+        say(f"started a server at {server.base_url}")
         yield Botsvc(server.base_url, server.admin_token)
     finally:
         server.stop(quick=True)

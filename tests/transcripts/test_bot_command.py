@@ -5,7 +5,6 @@ status and last lines."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 

@@ -5,7 +5,6 @@ exit status 2 with one line, and no process left behind."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

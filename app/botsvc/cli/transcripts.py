@@ -87,7 +87,7 @@ def run_transcript(ctx: click.Context, files: tuple[str, ...], junit_xml: str | 
                              Path(scratch) / f"bot-{number}.log")
                     for number, (name, transcript) in enumerate(transcripts, 1)]
     if junit_xml:
-        from botsvc.cli.junit import write_junit   # only when asked
+        from botsvc.cli.junit import write_junit  # only when asked
 
         write_junit(junit_xml, outcomes)
     failed = sum(1 for outcome in outcomes if outcome.failure)

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from botsvc.testkit.options import add_options, read  # the settings: botsvc.config, no more
+
 if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
     from botsvc.testkit.aio import AsyncBotsvc, AsyncUser
     from botsvc.testkit.client import OperatorClient
@@ -56,16 +58,12 @@ SERVER_DIR = "botsvc"   # under pytest's basetemp; its log is botsvc-server.log 
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from botsvc.testkit.options import add_options
-
     add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The plugin's settings, read and checked before any test runs: a bad
     one is one usage error (exit status 4), not a traceback per test."""
-    from botsvc.testkit.options import read
-
     config.addinivalue_line(
         "markers", f"{MARKER}: reset the botsvc installation before the test")
     settings = read(config)
@@ -265,7 +263,7 @@ def _bot_command_running(request: pytest.FixtureRequest, settings, bot: TestBot,
     """The bot's process for one test, run in the rootdir; the waits fail
     the step at once if it exits, and a failing test's report shows what it
     printed."""
-    from botsvc.testkit.bot_process import BotCannotStart, BotProcess
+    from botsvc.testkit.bot_process import BotCannotStart, BotProcess  # lazy: a bot command only
 
     process = BotProcess(settings.bot_command, base_url=bot.base_url, token=bot.token,
                          output_path=tmp_path / "bot-output.log", cwd=request.config.rootpath)

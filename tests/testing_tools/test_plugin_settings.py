@@ -77,6 +77,17 @@ def test_a_bad_server_setting_is_a_usage_error_only_when_a_test_wants_the_server
     result.stderr.fnmatch_lines(["ERROR: botsvc: BOTSVC_WORKERS must be an integer, got 'many'"])
 
 
+def test_under_xdist_a_bad_server_setting_is_one_usage_error_too(pytester, monkeypatch):
+    """Its workers collect, where an error is a crash of the worker: the
+    controller checks before it starts them."""
+    monkeypatch.delenv("BOTSVC_URL", raising=False)
+    monkeypatch.setenv("BOTSVC_WORKERS", "many")
+    pytester.makepyfile("def test_it(botsvc_bot):\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2")
+    assert result.ret == USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: botsvc: BOTSVC_WORKERS must be an integer, got 'many'"])
+
+
 def test_the_option_wins_over_the_ini_key_which_wins_over_the_variable(pytester, monkeypatch):
     monkeypatch.setenv("BOTSVC_URL", "http://127.0.0.1:3")
     monkeypatch.setenv("BOTSVC_ADMIN_TOKEN", "t")

@@ -71,6 +71,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"botsvc: {settings.source('botsvc_url')} is set but"
                                 " BOTSVC_ADMIN_TOKEN is not (the server's admin token)")
     config.stash[SETTINGS_KEY] = settings
+    if _xdist_controller(config) and not settings.url:
+        _check_server_settings()   # its workers collect; an error there is no usage error
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config,
+                                                                             "workerinput")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -97,7 +104,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _server_log_shown(config: pytest.Config) -> str:
-    if getattr(config.option, "numprocesses", None):   # pytest-xdist: a server per worker
+    if _xdist_controller(config):   # pytest-xdist: a server per worker
         return f"{config.option.basetemp or '<basetemp>'}/popen-gw*/{SERVER_DIR}-server.log"
     factory = getattr(config, "_tmp_path_factory", None)
     return str(factory.getbasetemp() / f"{SERVER_DIR}-server.log") if factory else "(none)"
@@ -111,7 +118,8 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
             fixturenames.insert(0, MARKER)   # before any fixture makes a bot
         wanted = wanted or any(name.startswith("botsvc") or name == "bot_under_test"
                                for name in fixturenames)
-    if wanted and not session.config.stash[SETTINGS_KEY].url:
+    if wanted and not session.config.stash[SETTINGS_KEY].url \
+            and not hasattr(session.config, "workerinput"):   # xdist: its controller checked
         _check_server_settings()
 
 

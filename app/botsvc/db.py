@@ -18,7 +18,7 @@ import threading
 
 from flask import current_app, g
 
-from botsvc import disk
+from botsvc import commits, disk
 
 log = logging.getLogger(__name__)
 
@@ -252,6 +252,7 @@ class transaction:   # noqa: N801 - used as a function: ``with transaction(conn)
         announced, conn.commit_hooks = conn.commit_hooks, []
         for callback in announced:
             callback()
+        commits.committed()   # an operator call waiting for what this wrote reads again
 
     def _roll_back(self) -> None:
         conn = self.conn

@@ -12,13 +12,51 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 
+from botsvc.contract import OPERATOR_WAIT_MAX_MS
+
 DEFAULT_TIMEOUT = 60.0   # an injected delay may hold a call up to 30 s
+# A read the server answered early with nothing new (its waiting calls hold
+# half its threads already) is asked again after a pause: 2 ms, each half
+# again as long, up to 50 ms.
+PAUSE_FIRST_SECONDS, PAUSE_MAX_SECONDS = 0.002, 0.05
+T = TypeVar("T")
+
+
+def waited(read: Callable[[int], T], fresh: Callable[[T], bool], timeout: float) -> Iterator[T]:
+    """The answers of an operator read that waits on the server (getBotCalls'
+    and userGetChat's ``wait_ms``), until ``timeout`` seconds have passed:
+    ``read(wait_ms)`` is asked with the time left (at most the server's
+    bound), so the server answers as soon as what is waited for is written,
+    and the caller stops at the first answer it wants. The last read is
+    made at the deadline. A read answered early, of which ``fresh`` says it
+    held nothing new, is asked again after a short pause.
+
+        for page in waited(lambda ms: operator.get_bot_calls(bot_id, wait_ms=ms,
+                                                             after_call_id=seen),
+                           lambda page: bool(page["calls"]), timeout=5):
+            ...
+    """
+    deadline = time.monotonic() + timeout
+    pause = PAUSE_FIRST_SECONDS
+    while True:
+        left = deadline - time.monotonic()
+        wait_ms = max(0, min(int(left * 1000), OPERATOR_WAIT_MAX_MS))
+        asked = time.monotonic()
+        answer = read(wait_ms)
+        early = time.monotonic() - asked < wait_ms / 2000 and not fresh(answer)
+        yield answer
+        if left <= 0:
+            return
+        if early:
+            time.sleep(max(min(pause, deadline - time.monotonic()), 0))
+            pause = min(pause * 1.5, PAUSE_MAX_SECONDS)
 
 
 class BotsvcError(Exception):
@@ -155,11 +193,15 @@ class OperatorClient:
                          message_id=message_id, callback_data=callback_data)["callback_query_id"]
 
     def user_get_chat(self, user_id: int, bot_id: int, limit: int | None = None,
-                      before_message_id: int | None = None) -> dict[str, Any]:
+                      before_message_id: int | None = None, *, wait_ms: int | None = None,
+                      wait_after_message_id: int | None = None) -> dict[str, Any]:
         """One page: the newest ``limit`` messages (older than
-        ``before_message_id`` when given), oldest first, and ``has_more``."""
+        ``before_message_id`` when given), oldest first, and ``has_more``;
+        with ``wait_ms``, once the page holds a message above
+        ``wait_after_message_id`` (or the wait is over)."""
         return self.call("userGetChat", user_id=user_id, bot_id=bot_id, limit=limit,
-                         before_message_id=before_message_id)
+                         before_message_id=before_message_id, wait_ms=wait_ms or None,
+                         wait_after_message_id=wait_after_message_id)
 
     def user_chat_pages(self, user_id: int, bot_id: int,
                         limit: int | None = None) -> Iterator[dict[str, Any]]:
@@ -203,12 +245,29 @@ class OperatorClient:
         return self.call("getWebhookDeliveries", bot_id=bot_id, limit=limit, cursor=cursor)
 
     def get_bot_calls(self, bot_id: int, limit: int | None = None, cursor: str | None = None,
-                      method: str | None = None,
-                      failures_only: bool | None = None) -> dict[str, Any]:
+                      method: str | None = None, failures_only: bool | None = None, *,
+                      after_call_id: int | None = None,
+                      wait_ms: int | None = None) -> dict[str, Any]:
         """One page of the bot's call log: ``{calls, next_cursor, empty_polls,
-        last_poll_at}``, newest first."""
+        last_poll_at}``, newest first; only the calls after ``after_call_id``
+        when given; with ``wait_ms``, once a call is there (or the wait is over)."""
         return self.call("getBotCalls", bot_id=bot_id, limit=limit, cursor=cursor,
-                         method=method, failures_only=failures_only)
+                         method=method, failures_only=failures_only,
+                         after_call_id=after_call_id, wait_ms=wait_ms or None)
+
+    def calls_after(self, bot_id: int, after_call_id: int, method: str | None = None, *,
+                    wait_ms: int = 0) -> list[dict[str, Any]]:
+        """The bot's kept calls after ``after_call_id``, oldest first, every
+        page of them; the first read waits up to ``wait_ms`` for one."""
+        calls: list[dict[str, Any]] = []
+        page = self.get_bot_calls(bot_id, method=method, after_call_id=after_call_id,
+                                  wait_ms=wait_ms)
+        while True:
+            calls[:0] = reversed(page["calls"])
+            if page["next_cursor"] is None:
+                return calls
+            page = self.get_bot_calls(bot_id, method=method, after_call_id=after_call_id,
+                                      cursor=page["next_cursor"])
 
     def bot_calls(self, bot_id: int, method: str | None = None,
                   failures_only: bool | None = None) -> Iterator[dict[str, Any]]:

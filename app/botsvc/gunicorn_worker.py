@@ -1,6 +1,8 @@
 """botsvc's gunicorn worker: gthread, plus what its connections need
-(docs/connection.md). The gunicorn internals it relies on are named in
-tests/infra/test_gunicorn_internals.py (setup.cfg pins one minor range).
+(docs/connection.md), and a quit path that leaves at once. The gunicorn
+internals it relies on are named in tests/infra/test_gunicorn_internals.py
+(setup.cfg pins one minor range). Long because gthread's ThreadWorker is one
+class, and so are its overrides here.
 
 - A request head is read by the main loop, which holds no thread, within the
   limits of app/botsvc/connection/request_head.py, and handed to gunicorn's parser

@@ -1,7 +1,9 @@
 """A small typed client for botsvc: the operator API (/manage/v1) and a bot's
 /v2 API. Results are the contract's JSON (dicts and lists) except where a
 small dataclass reads better; every failure is one ``BotsvcError`` carrying
-the envelope's ``error_code``, ``description`` and ``parameters``.
+the envelope's ``error_code``, ``description`` and ``parameters``. Long
+because it is the typed face of two APIs: a method for each operator method
+a test uses, and for the common /v2 ones.
 
     operator = OperatorClient("http://127.0.0.1:8080", "admin-token")
     created = operator.create_bot("echo_bot")
@@ -12,51 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import requests
 
-from botsvc.contract import OPERATOR_WAIT_MAX_MS
-
 DEFAULT_TIMEOUT = 60.0   # an injected delay may hold a call up to 30 s
-# A read the server answered early with nothing new (its waiting calls hold
-# half its threads already) is asked again after a pause: 2 ms, each half
-# again as long, up to 50 ms.
-PAUSE_FIRST_SECONDS, PAUSE_MAX_SECONDS = 0.002, 0.05
-T = TypeVar("T")
-
-
-def waited(read: Callable[[int], T], fresh: Callable[[T], bool], timeout: float) -> Iterator[T]:
-    """The answers of an operator read that waits on the server (getBotCalls'
-    and userGetChat's ``wait_ms``), until ``timeout`` seconds have passed:
-    ``read(wait_ms)`` is asked with the time left (at most the server's
-    bound), so the server answers as soon as what is waited for is written,
-    and the caller stops at the first answer it wants. The last read is
-    made at the deadline. A read answered early, of which ``fresh`` says it
-    held nothing new, is asked again after a short pause.
-
-        for page in waited(lambda ms: operator.get_bot_calls(bot_id, wait_ms=ms,
-                                                             after_call_id=seen),
-                           lambda page: bool(page["calls"]), timeout=5):
-            ...
-    """
-    deadline = time.monotonic() + timeout
-    pause = PAUSE_FIRST_SECONDS
-    while True:
-        left = deadline - time.monotonic()
-        wait_ms = max(0, min(int(left * 1000), OPERATOR_WAIT_MAX_MS))
-        asked = time.monotonic()
-        answer = read(wait_ms)
-        early = time.monotonic() - asked < wait_ms / 2000 and not fresh(answer)
-        yield answer
-        if left <= 0:
-            return
-        if early:
-            time.sleep(max(min(pause, deadline - time.monotonic()), 0))
-            pause = min(pause * 1.5, PAUSE_MAX_SECONDS)
 
 
 class BotsvcError(Exception):
@@ -64,8 +28,10 @@ class BotsvcError(Exception):
     description, parameters}``, with the HTTP status and headers."""
 
     def __init__(self, http_status: int, error_code: str, description: str,
-                 parameters: dict[str, Any], headers: dict[str, str] | None = None):
-        super().__init__(f"{error_code} ({http_status}): {description}")
+                 parameters: dict[str, Any], headers: dict[str, str] | None = None,
+                 hint: str | None = None):
+        super().__init__(f"{error_code} ({http_status}): {description}"
+                         + (f"\n{hint}" if hint else ""))
         self.http_status = http_status
         self.error_code = error_code
         self.description = description
@@ -110,6 +76,7 @@ class _Endpoint:
              headers: dict[str, str] | None = None) -> Any:
         """Call ``method`` and return its ``result``; raise BotsvcError on failure.
         ``None`` values are left out (the contract refuses JSON null)."""
+        __tracebackhide__ = True   # a failure points at the test's line
         params = {k: v for k, v in (params or {}).items() if v is not None}
         sent = {"Authorization": f"Bearer {self._token}", **(headers or {})}
         if files:
@@ -124,6 +91,7 @@ class _Endpoint:
 
 def unwrap(response: requests.Response) -> Any:
     """The ``result`` of a success, or the failure as BotsvcError."""
+    __tracebackhide__ = True   # a failure points at the test's line
     try:
         body = response.json()
     except ValueError:
@@ -146,7 +114,20 @@ class OperatorClient:
         self.base_url = self._endpoint.base_url
 
     def call(self, method: str, /, **params: Any) -> Any:
-        return self._endpoint.call(method, params)
+        __tracebackhide__ = True   # a failure points at the test's line
+        try:
+            return self._endpoint.call(method, params)
+        except BotsvcError as failure:
+            if (failure.http_status, failure.error_code) != (404, "METHOD_NOT_FOUND"):
+                raise
+            # The contract's 404 stays; the test's reader gets the likely reason.
+            raise BotsvcError(failure.http_status, failure.error_code, failure.description,
+                              failure.parameters, failure.headers,
+                              hint=f"{method}: the server at {self.base_url} has no such"
+                              " operator method. The testing tools (advanceClock,"
+                              " injectFault, clearFaults, reset, redeliverUpdate, resendCall)"
+                              " exist only on a server started with BOTSVC_TEST_TOOLS=1, and"
+                              " the operator API only with BOTSVC_ADMIN_TOKEN set") from None
 
     # -- bots ---------------------------------------------------------------
     def create_bot(self, username: str, display_name: str | None = None,
@@ -256,18 +237,18 @@ class OperatorClient:
                          after_call_id=after_call_id, wait_ms=wait_ms or None)
 
     def calls_after(self, bot_id: int, after_call_id: int, method: str | None = None, *,
-                    wait_ms: int = 0) -> list[dict[str, Any]]:
+                    detail: bool | None = None, wait_ms: int = 0) -> list[dict[str, Any]]:
         """The bot's kept calls after ``after_call_id``, oldest first, every
         page of them; the first read waits up to ``wait_ms`` for one."""
         calls: list[dict[str, Any]] = []
-        page = self.get_bot_calls(bot_id, method=method, after_call_id=after_call_id,
-                                  wait_ms=wait_ms)
+        cursor, wait = None, wait_ms
         while True:
+            page = self.call("getBotCalls", bot_id=bot_id, method=method, detail=detail,
+                             after_call_id=after_call_id, cursor=cursor, wait_ms=wait or None)
             calls[:0] = reversed(page["calls"])
-            if page["next_cursor"] is None:
+            cursor, wait = page["next_cursor"], 0
+            if cursor is None:
                 return calls
-            page = self.get_bot_calls(bot_id, method=method, after_call_id=after_call_id,
-                                      cursor=page["next_cursor"])
 
     def bot_calls(self, bot_id: int, method: str | None = None,
                   failures_only: bool | None = None) -> Iterator[dict[str, Any]]:
@@ -304,6 +285,7 @@ class BotApi:
 
     def call(self, method: str, /, *, files: dict[str, Any] | None = None,
              idempotency_key: str | None = None, **params: Any) -> Any:
+        __tracebackhide__ = True   # a failure points at the test's line
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._endpoint.call(method, params, files=files, headers=headers)
 

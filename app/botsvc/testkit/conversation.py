@@ -33,8 +33,8 @@ from botsvc.domain.conversation import (
     SEND_METHODS,
     SHOWN_FIELDS,
 )
-from botsvc.testkit.client import waited
 from botsvc.testkit.harness import DEFAULT_WAIT_SECONDS, Botsvc, TestBot
+from botsvc.testkit.waits import waited
 
 # How long skip_reactions lets the bot answer a Start nobody checks.
 SETTLE_SECONDS = 1.0
@@ -152,6 +152,7 @@ class ConversationUser:
     def _begin(self, step: str) -> None:
         __tracebackhide__ = True   # the failure points at the step in the test
         self._read()
+        self._check_bot_running(f"before {step}")
         if self.pending:
             raise AssertionError(
                 f"{self.step}: the bot did more than expected before {step}:\n"
@@ -178,9 +179,10 @@ class ConversationUser:
         __tracebackhide__ = True   # the failure points at the step in the test
         self.expected_in_step += 1
         if not self.pending:   # each read waits on the server for the bot's next call
-            for _ in waited(self._read, bool, self.timeout):
+            for _ in waited(self._read, bool, self.timeout, self.bot.read_seconds()):
                 if self.pending:
                     break
+                self._check_bot_running(f"reaction {self.expected_in_step}")
         if not self.pending:
             raise AssertionError(
                 f"{self.step}, reaction {self.expected_in_step}:\n"
@@ -194,6 +196,14 @@ class ConversationUser:
             raise AssertionError(f"{self.step}, reaction {self.expected_in_step}:\n"
                                  f"  expected: {_describe(expected)}\n"
                                  f"  actual:   {_describe(actual)}")
+
+    def _check_bot_running(self, where: str) -> None:
+        """A bot process that exited fails the step at once (see TestBot.check_running)."""
+        __tracebackhide__ = True   # the failure points at the step in the test
+        try:
+            self.bot.check_running()
+        except AssertionError as gone:
+            raise AssertionError(f"{self.step}, {where}: {gone}") from None
 
     def _newest_calls(self) -> list[dict]:
         return self.operator.get_bot_calls(self.bot.id, limit=100)["calls"]

@@ -9,12 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 from botsvc.contract import USER_CHAT_MAX_LIMIT
-from botsvc.testkit.client import BotApi, Clock, OperatorClient, waited
+from botsvc.testkit.client import BotApi, Clock, OperatorClient
+from botsvc.testkit.waits import waited
 
 DEFAULT_WAIT_SECONDS = 10.0
 # The waits do not poll: each read waits on the server (userGetChat's and
 # getBotCalls' wait_ms) and is answered as soon as the bot's message or call
-# is written (client.waited; docs/testing-tools.md#waiting-without-polling).
+# is written (testkit.waits.waited; docs/testing-tools.md#waiting-without-polling).
+# While the bot under test is a process, a read waits at most this long, so
+# that a bot that exited fails the wait soon rather than at its timeout.
+PROCESS_CHECK_SECONDS = 0.25
 _names = itertools.count(1)
 
 
@@ -31,6 +35,22 @@ class TestBot:
         self.token = token
         self.base_url = base_url          # the service; methods are {base_url}/v2/<method>
         self.api = BotApi(base_url, token)
+        # Set while the bot under test runs as a process (bot_under_test with
+        # botsvc_bot_command): raises once that process has exited.
+        self.process_check: Callable[[], None] | None = None
+
+    def check_running(self) -> None:
+        """An AssertionError, with its exit status and last lines, if the bot
+        under test was a process and has exited: the waits call it, so a bot
+        that died fails the step at once rather than at the timeout."""
+        __tracebackhide__ = True   # the failure points at the test's line
+        if self.process_check is not None:
+            self.process_check()
+
+    def read_seconds(self) -> float | None:
+        """How long one of the waits' reads may wait on the server: bounded
+        while a bot process is watched, so that its exit is seen soon."""
+        return PROCESS_CHECK_SECONDS if self.process_check is not None else None
 
     def __repr__(self) -> str:
         return f"TestBot(id={self.id}, username={self.username!r})"
@@ -111,6 +131,7 @@ class SimulatedUser:
         """The next message the bot sends this user (after the last one this
         method returned) whose text or caption equals ``match``, or for which
         ``match(message)`` is true; AssertionError after ``timeout`` seconds."""
+        __tracebackhide__ = True   # a timeout points at the test's line, not here
         def wanted(message: dict) -> bool:
             if match is None:
                 return True
@@ -128,7 +149,7 @@ class SimulatedUser:
         def fresh(page: dict[str, Any]) -> bool:
             return any(m["message_id"] > newest for m in page["messages"])
 
-        for page in waited(read, fresh, timeout):
+        for page in waited(read, fresh, timeout, self.bot.read_seconds()):
             messages = page["messages"]
             if page["has_more"] and messages and messages[0]["message_id"] > self._seen:
                 messages = self.recent(self._seen)   # more new ones than a page holds
@@ -137,6 +158,7 @@ class SimulatedUser:
                 if wanted(message):
                     self._seen = message["message_id"]
                     return message
+            self.bot.check_running()
             newest = max([newest, *(m["message_id"] for m in messages)])
         got = [m.get("text", m.get("caption", m["type"])) for m in arrived]
         raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
@@ -205,6 +227,7 @@ class Botsvc:
         """The bot's next call (after the last one this method returned for
         the bot) of ``method``, or for which ``match(record)`` is true, once
         its record is there; AssertionError after ``timeout`` seconds."""
+        __tracebackhide__ = True   # a timeout points at the test's line, not here
         bot_id = _bot_id(bot)
         arrived: list[dict[str, Any]] = []   # the calls after the last one returned
         seen = self._calls_seen.get(bot_id, 0)
@@ -213,12 +236,15 @@ class Botsvc:
             after = arrived[-1]["call_id"] if arrived else seen
             return self.operator.calls_after(bot_id, after, method, wait_ms=wait_ms)
 
-        for fresh in waited(read, bool, timeout):
+        watched = bot.read_seconds() if isinstance(bot, TestBot) else None
+        for fresh in waited(read, bool, timeout, watched):
             arrived += fresh
             for record in fresh:   # the oldest first
                 if match is None or match(record):
                     self._calls_seen[bot_id] = record["call_id"]
                     return record
+            if isinstance(bot, TestBot):
+                bot.check_running()
         got = [(c["method"], c.get("error_code", "ok")) for c in arrived]
         raise AssertionError(f"the bot made no matching call within {timeout:g} s"
                              f" (new calls: {got!r})")

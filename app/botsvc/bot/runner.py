@@ -23,7 +23,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from botsvc.bot.api import Api, AsyncApi
 from botsvc.bot.errors import BotError
@@ -52,10 +52,14 @@ class Polling:
     ``run_until_signal()`` as a process's main, ``start_in_thread()`` beside
     other work (a test suite)."""
 
+    # The pause of a loop given none. The pytest plugin tightens it to its own
+    # pace for its session (a test must not wait on an idle bot's second).
+    default_pause: ClassVar[Pause] = Pause()
+
     def __init__(self, bot: Router, base_url: str, token: str, *, pause: Pause | None = None,
                  policy: RetryPolicy | None = None, limit: int = 100,
                  use_httpx: bool | None = None):
-        self.bot, self.pause, self.limit = bot, pause or Pause(), limit
+        self.bot, self.pause, self.limit = bot, pause or self.default_pause, limit
         self.api = Api(base_url, token, policy=policy)
         self.async_api = AsyncApi(base_url, token, policy=policy, use_httpx=use_httpx)
         self.offset = 0         # every update below it was handled

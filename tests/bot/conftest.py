@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-IN_PROCESS = {"test_import.py", "test_generated.py"}
+IN_PROCESS = {"test_import.py", "test_generated.py", "test_bot_object.py"}
 
 
 def pytest_collection_modifyitems(items):

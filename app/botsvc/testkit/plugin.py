@@ -21,7 +21,10 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
   runs in the test's own event loop (pytest-asyncio or anyio): a waiting
   test never holds the loop.
 - ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
-  conversation (exportChat) asks for it, and your conftest.py defines it.
+  conversation (exportChat) asks for it. The ini key ``botsvc_bot_object``
+  names a bot made with botsvc.bot (``package.module:bot``), which it then
+  polls in process; otherwise your conftest.py defines it. Under the
+  plugin every SDK bot polls at the plugin's pace.
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
@@ -42,6 +45,17 @@ if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
     from botsvc.testkit.harness import Botsvc, SimulatedUser, TestBot
 
 MARKER = "botsvc_reset"
+BOT_OBJECT = "botsvc_bot_object"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    _declare_bot_object(parser)
+
+
+def _declare_bot_object(parser: pytest.Parser) -> None:
+    parser.addini(BOT_OBJECT, "a bot made with botsvc.bot, as package.module:name (imported with"
+                  " the ini file's folder on sys.path): the fixture bot_under_test runs it",
+                  default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,6 +82,7 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
         settings = Settings.from_env(secret=False)
     except SettingError as refused:
         raise pytest.UsageError(str(refused)) from None
+    _sdk_bots_poll_at_the_suites_pace()
     url, token = settings.url, settings.admin_token
     if url:
         if not token:
@@ -82,6 +97,12 @@ def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
         yield Botsvc(server.base_url, server.admin_token)
     finally:
         server.stop(quick=True)   # the session's tests are over: nothing is in flight
+
+
+def _sdk_bots_poll_at_the_suites_pace() -> None:
+    from botsvc.testkit.sdk_bot import poll_at_the_suites_pace  # lazy: loads the SDK
+
+    poll_at_the_suites_pace()
 
 
 @pytest.fixture
@@ -149,11 +170,25 @@ def botsvc_async_user(botsvc_user: SimulatedUser) -> AsyncUser:
 
 
 @pytest.fixture
-def bot_under_test():
-    """Your bot, running against ``botsvc_bot`` while a test runs: define it in
-    your conftest.py (this default only says so). An exported conversation
-    asks for it."""
-    pytest.fail(
-        "define a fixture named bot_under_test in your conftest.py: it starts your bot with"
-        " botsvc_bot.base_url and botsvc_bot.token (from the fixture botsvc_bot), yields"
-        " while the test runs, then stops it. See the botsvc docs, export.md.", pytrace=False)
+def bot_under_test(request: pytest.FixtureRequest):
+    """Your bot, running against ``botsvc_bot`` while a test runs: the bot
+    object the ini key ``botsvc_bot_object`` names (made with botsvc.bot),
+    or your conftest.py's own fixture of this name. An exported
+    conversation asks for it."""
+    spec = request.config.getini(BOT_OBJECT)
+    if not spec:
+        pytest.fail(
+            "define a fixture named bot_under_test in your conftest.py: it starts your bot with"
+            " botsvc_bot.base_url and botsvc_bot.token (from the fixture botsvc_bot), yields"
+            " while the test runs, then stops it. See the botsvc docs, export.md. A bot made"
+            f" with botsvc.bot needs none: set {BOT_OBJECT} = package.module:bot in your"
+            " pytest.ini (bot-sdk.md).", pytrace=False)
+    yield from _bot_object_running(request, spec, request.getfixturevalue("botsvc_bot"))
+
+
+def _bot_object_running(request: pytest.FixtureRequest, spec: str, bot: TestBot):
+    """The SDK bot ``spec`` names, polling against ``bot`` while the test runs."""
+    from botsvc.testkit.sdk_bot import running  # lazy: only a suite that names a bot loads the SDK
+
+    folder = request.config.inipath.parent if request.config.inipath else request.config.rootpath
+    yield from running(spec, folder, bot)

@@ -87,3 +87,13 @@ def test_sigterm_during_a_handler_stops_gracefully(botsvc_bot, botsvc_user, tmp_
     with polling(bot, botsvc_bot):
         botsvc_user.wait_for_message("handled two")
     assert handled_by(botsvc_user) == ["handled one", "handled two"]
+
+
+def test_polling_ends_on_a_failure_it_cannot_ride_out(botsvc_bot):
+    """WEBHOOK_ACTIVE (409): polling cannot go on, so the loop ends with it."""
+    botsvc_bot.api.set_webhook("http://127.0.0.1:9/hook", "sdk-webhook-secret-0123")
+    runner = Bot().polling(botsvc_bot.base_url, botsvc_bot.token, pause=SUITE_PACE)
+    thread = runner.start_in_thread()
+    thread.join(30)
+    assert not thread.is_alive()
+    assert (runner.failure.error_code, runner.failure.http_status) == ("WEBHOOK_ACTIVE", 409)

@@ -99,7 +99,7 @@ class Polling:
         try:
             updates = await self.async_api.get_updates(offset=self.offset, limit=self.limit)
         except BotError as error:
-            if error.http_status is not None and error.http_status < 500:
+            if not error.is_retryable:
                 raise   # UNAUTHORIZED, WEBHOOK_ACTIVE, BOT_DISABLED: polling cannot go on
             log.warning("getUpdates failed after its retries (%s); polling again", error)
             return []

@@ -13,6 +13,8 @@ call in flight, and nothing more to install.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 from typing import Any
 
 from botsvc.bot.errors import BotError
@@ -22,6 +24,20 @@ try:
     import httpx
 except ImportError:   # the extra is optional: threads do the work without it
     httpx = None
+
+
+@functools.cache
+def _verified_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
+def _tls_context(base_url: str) -> ssl.SSLContext:
+    """httpx makes a TLS context for every client, loading the CA bundle
+    (about 0.1 s): one made once per process serves every https client, and
+    a plain http base_url (no redirect is followed) needs none loaded."""
+    if base_url.startswith("https:"):
+        return _verified_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 class AsyncTransport:
@@ -54,7 +70,8 @@ class AsyncTransport:
 
     async def _attempt(self, method: str, request) -> Any:
         if self._client is None:   # made in the loop that uses it
-            self._client = httpx.AsyncClient(timeout=self.policy.timeout)
+            self._client = httpx.AsyncClient(timeout=self.policy.timeout,
+                                             verify=_tls_context(self.base_url))
         try:
             response = await self._client.post(request.url, headers=request.headers,
                                                json=request.json, data=request.data,

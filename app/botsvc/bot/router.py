@@ -149,10 +149,13 @@ class Router:
             return self.fallback_handler, {}
         return None
 
-    async def dispatch(self, update: dict, api: Any, async_api: Any) -> None:
+    async def dispatch(self, update: dict, api: Any, async_api: Any, *,
+                       may_block: bool = False) -> None:
         """Run the update's handler to its end: an ``async def`` in this
-        loop, a plain one in a worker thread (so it never holds the loop). An
-        exception is logged with the update and goes no further."""
+        loop; a plain one in a worker thread, so that it never holds the
+        loop, or here when ``may_block`` (the loop is the caller's alone and
+        waits for the handler anyway). An exception is logged with the
+        update and goes no further."""
         routed = self.route(update)
         if routed is None:
             return
@@ -160,6 +163,8 @@ class Router:
         try:
             if handler.is_async:
                 await handler.function(Context(update, async_api, **found))
+            elif may_block:
+                handler.function(Context(update, api, **found))
             else:
                 await asyncio.to_thread(handler.function, Context(update, api, **found))
         except Exception:

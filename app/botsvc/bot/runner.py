@@ -65,6 +65,12 @@ class Polling:
         self.offset = 0         # every update below it was handled
         self.acknowledged = 0   # the offset the service was last given
         self.failure: BaseException | None = None   # what ended a threaded run
+        # Whether the loop is this runner's alone (run_until_signal,
+        # start_in_thread): then nothing else runs in it while it polls or a
+        # handler runs, so getUpdates (requests) and a plain handler run in
+        # its thread, sparing a thread hop each; in a loop of yours
+        # (``await run()``) they go to worker threads and never hold it.
+        self.owns_loop = False
         self._stop_requested = False
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -76,7 +82,7 @@ class Polling:
             self._stop.set()
         try:
             waits = self.pause.waits()
-            while not self._stop.is_set():
+            while not self._stop_requested:
                 updates = await self._poll()
                 await self._handle(updates)
                 if updates:
@@ -89,7 +95,10 @@ class Polling:
             self.api.close()
 
     def stop(self) -> None:
-        """Stop after the handler in hand (from any thread or a signal)."""
+        """Stop after the handler in hand (from any thread or a signal). The
+        flag is what the loop reads, so it holds at once, even while a plain
+        handler or getUpdates runs in the loop's own thread; the event only
+        cuts a pause short."""
         self._stop_requested = True
         loop, event = self._loop, self._stop
         if loop is not None and event is not None and not loop.is_closed():
@@ -97,7 +106,10 @@ class Polling:
 
     async def _poll(self) -> list[dict[str, Any]]:
         try:
-            updates = await self.async_api.get_updates(offset=self.offset, limit=self.limit)
+            if self.owns_loop:
+                updates = self.api.get_updates(offset=self.offset, limit=self.limit)
+            else:
+                updates = await self.async_api.get_updates(offset=self.offset, limit=self.limit)
         except BotError as error:
             if not error.is_retryable:
                 raise   # UNAUTHORIZED, WEBHOOK_ACTIVE, BOT_DISABLED: polling cannot go on
@@ -108,9 +120,9 @@ class Polling:
 
     async def _handle(self, updates: list[dict[str, Any]]) -> None:
         for update in updates:
-            if self._stop.is_set():
+            if self._stop_requested:
                 return   # not handled, not acknowledged: the next run gets them
-            await self.bot.dispatch(update, self.api, self.async_api)
+            await self.bot.dispatch(update, self.api, self.async_api, may_block=self.owns_loop)
             self.offset = update["update_id"] + 1
 
     async def _acknowledge(self) -> None:
@@ -132,21 +144,26 @@ class Polling:
 
     def run_until_signal(self) -> None:
         """Poll until SIGTERM or SIGINT, then stop gracefully."""
+        self.owns_loop = True
         asyncio.run(self._run_with_signals())
 
     async def _run_with_signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, self.stop)
+        # signal.signal, not the loop's add_signal_handler: a Python signal
+        # handler runs at once in the main thread, even inside a plain
+        # handler running there, so no update after it is begun.
+        previous = {signum: signal.signal(signum, lambda *_: self.stop())
+                    for signum in (signal.SIGTERM, signal.SIGINT)}
         try:
             await self.run()
         finally:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(signum)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     def start_in_thread(self) -> threading.Thread:
         """Poll in a daemon thread of its own; ``stop()`` then ``join()`` it.
         What ended it early, if anything, is in ``failure``."""
+        self.owns_loop = True
+
         def main() -> None:
             try:
                 asyncio.run(self.run())

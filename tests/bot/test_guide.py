@@ -30,7 +30,8 @@ def project(tmp_path) -> Path:
 
 
 def test_the_first_bot_runs_as_a_process(project, botsvc_bot, botsvc_user):
-    env = {**os.environ, "BOT_BASE_URL": botsvc_bot.base_url, "BOT_TOKEN": botsvc_bot.token}
+    env = {**os.environ, "BOTSVC_BASE_URL": botsvc_bot.base_url,
+           "BOTSVC_BOT_TOKEN": botsvc_bot.token}
     bot = subprocess.Popen([sys.executable, "first_bot.py"], cwd=project, env=env)
     try:
         botsvc_user.start("ad_1")

@@ -2,7 +2,7 @@
 botsvc.bot polls for it, acknowledges each update once its handler
 returned, waits out RATE_LIMITED (Retry-After) and retries server failures
 under the same Idempotency-Key, so a retried send is never sent twice.
-Run it with: BOT_BASE_URL=http://127.0.0.1:8080 BOT_TOKEN=... python echo_bot.py"""
+Run it with: BOTSVC_BASE_URL=http://127.0.0.1:8080 BOTSVC_BOT_TOKEN=... python echo_bot.py"""
 import os
 
 from botsvc.bot import Bot
@@ -16,4 +16,4 @@ def echo(ctx):
 
 
 if __name__ == "__main__":
-    bot.run_polling(os.environ["BOT_BASE_URL"], os.environ["BOT_TOKEN"])   # until Ctrl-C
+    bot.run_polling(os.environ["BOTSVC_BASE_URL"], os.environ["BOTSVC_BOT_TOKEN"])   # until Ctrl-C

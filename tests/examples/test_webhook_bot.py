@@ -26,8 +26,8 @@ def listening(port) -> bool:
 
 def gunicorn(botsvc_bot, port):
     """The bot as it runs in production: gunicorn serving webhook_bot:app()."""
-    env = {**os.environ, "BOT_BASE_URL": botsvc_bot.base_url, "BOT_TOKEN": botsvc_bot.token,
-           "BOT_SECRET": SECRET}
+    env = {**os.environ, "BOTSVC_BASE_URL": botsvc_bot.base_url,
+           "BOTSVC_BOT_TOKEN": botsvc_bot.token, "BOT_SECRET": SECRET}
     process = subprocess.Popen([sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}",
                                 "webhook_bot:app()"], cwd=Path(__file__).parent, env=env)
     wait_until(lambda: listening(port))

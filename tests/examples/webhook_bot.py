@@ -3,7 +3,7 @@ presses Start with a "Ping" button and answers a click on it with "pong".
 botsvc.bot's WSGI app accepts only requests carrying its secret token
 (compared in constant time) and handles an update delivered twice once.
 Serve it with gunicorn (or any WSGI server):
-BOT_BASE_URL=... BOT_TOKEN=... BOT_SECRET=... gunicorn 'webhook_bot:app()'"""
+BOTSVC_BASE_URL=... BOTSVC_BOT_TOKEN=... BOT_SECRET=... gunicorn 'webhook_bot:app()'"""
 import os
 
 from botsvc.bot import Bot
@@ -24,5 +24,5 @@ def pong(ctx):
 
 
 def app():
-    return bot.webhook_app(os.environ["BOT_BASE_URL"], os.environ["BOT_TOKEN"],
+    return bot.webhook_app(os.environ["BOTSVC_BASE_URL"], os.environ["BOTSVC_BOT_TOKEN"],
                            os.environ["BOT_SECRET"])

@@ -134,9 +134,10 @@ def botsvc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """The session's installation: ``Botsvc`` for a server started here, or
     for the one ``botsvc_url`` (BOTSVC_URL) and BOTSVC_ADMIN_TOKEN name."""
     from botsvc.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
+    from botsvc.testkit.sdk_bot import poll_at_the_suites_pace  # lazy: it loads the SDK
 
+    poll_at_the_suites_pace()   # every SDK bot of the session, its own fixtures' too
     settings = request.config.stash[SETTINGS_KEY]
-    _sdk_bots_poll_at_the_suites_pace()
     if settings.url:
         yield Botsvc(settings.url, settings.admin_token)
         return
@@ -170,12 +171,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if kept:
         terminalreporter.write_line(f"botsvc: the started server's data dir and log are kept:"
                                     f" {kept}")
-
-
-def _sdk_bots_poll_at_the_suites_pace() -> None:
-    from botsvc.testkit.sdk_bot import poll_at_the_suites_pace  # lazy: loads the SDK
-
-    poll_at_the_suites_pace()
 
 
 @pytest.fixture

@@ -54,7 +54,6 @@ if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
 MARKER = "botsvc_reset"
 SETTINGS_KEY = pytest.StashKey["PluginSettings"]()
 KEPT_KEY = pytest.StashKey[str]()
-BOT_PROCESS_KEY = pytest.StashKey["BotProcess"]()
 SERVER_DIR = "botsvc"   # under pytest's basetemp; its log is botsvc-server.log beside it
 
 
@@ -199,10 +198,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         from botsvc.testkit.report import failure_sections  # lazy: only on a failure
 
         report.sections.extend(failure_sections(installation))
-    process = item.stash.get(BOT_PROCESS_KEY, None)
-    if report.failed and report.when == "call" and process is not None:
-        report.sections.append((f"botsvc: what the bot under test printed ({process.command})",
-                                process.output() or "(nothing)"))
+    # The bot under test's own section (a process: what it printed).
+    section = getattr(getattr(item, "funcargs", {}).get("bot_under_test"), "report_section", None)
+    if report.failed and report.when == "call" and callable(section):
+        report.sections.append(section())
 
 
 @pytest.fixture
@@ -254,12 +253,10 @@ def bot_under_test(request: pytest.FixtureRequest):
     names, or your conftest.py's own fixture of this name. An exported
     conversation asks for it."""
     settings = request.config.stash[SETTINGS_KEY]   # no server starts unless one is set
-    if settings.bot_command:
-        yield from _bot_command_running(request, settings, request.getfixturevalue("botsvc_bot"),
-                                        request.getfixturevalue("tmp_path"))
-    elif settings.bot_object:
-        yield from _bot_object_running(request, settings.bot_object,
-                                       request.getfixturevalue("botsvc_bot"))
+    if settings.bot_command or settings.bot_object:
+        from botsvc.testkit import bot_under_test as running  # lazy: only when one is set
+
+        yield from running.for_one_test(request, settings, request.getfixturevalue("botsvc_bot"))
     else:
         pytest.fail(
             "bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
@@ -268,35 +265,3 @@ def bot_under_test(request: pytest.FixtureRequest):
             " conftest.py: it starts your bot with botsvc_bot.base_url and botsvc_bot.token"
             " (from the fixture botsvc_bot), yields while the test runs, then stops it. See the"
             " botsvc docs, export.md.", pytrace=False)
-
-
-def _bot_command_running(request: pytest.FixtureRequest, settings, bot: TestBot, tmp_path):
-    """The bot's process for one test, run in the rootdir; the waits fail
-    the step at once if it exits, and a failing test's report shows what it
-    printed."""
-    from botsvc.testkit.bot_process import BotCannotStart, BotProcess  # lazy: a bot command only
-
-    process = BotProcess(settings.bot_command, base_url=bot.base_url, token=bot.token,
-                         output_path=tmp_path / "bot-output.log", cwd=request.config.rootpath)
-    try:
-        process.start()
-    except BotCannotStart as refused:
-        pytest.fail(f"{settings.source('botsvc_bot_command')}: {refused}", pytrace=False)
-    bot.process_check = process.check
-    request.node.stash[BOT_PROCESS_KEY] = process
-    try:
-        yield process
-    finally:
-        bot.process_check = None
-        process.stop()
-
-
-def _bot_object_running(request: pytest.FixtureRequest, spec: str, bot: TestBot):
-    """The SDK's bot object MODULE:NAME, polled against ``bot`` in this
-    process for one test (imported with the ini file's folder, else the
-    rootdir, on sys.path)."""
-    from botsvc.testkit.sdk_bot import running  # lazy: only a suite that names one loads the SDK
-
-    config = request.config
-    folder = config.inipath.parent if config.inipath else config.rootpath
-    yield from running(spec, folder, bot)

@@ -1,6 +1,7 @@
 """Settings: every BOTSVC_* variable the service reads, read and checked here
 once, and documented in the README's Settings table (a test
-checks that it names every variable read here).
+checks that it names every variable read here). Long because every setting
+is read and checked here, the one reader of the environment.
 
 Every setting has a default that runs a local installation with no settings
 at all. A bad value stops the start (scripts/server, gunicorn, the ``botsvc``

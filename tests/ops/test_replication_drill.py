@@ -7,6 +7,7 @@ the loss must be there; the recovery point measured is printed."""
 from __future__ import annotations
 
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -199,3 +200,26 @@ def _check_served(server, writers, sender, broadcaster, broadcast_id, lost_at) -
         " AND m.from_bot = 1 WHERE c.bot_id = ? GROUP BY c.id", (broadcaster["id"],))}
     db.close()
     assert counts == {1}
+
+
+@pytest.mark.server
+def test_sigterm_to_litestream_stops_gunicorn_cleanly_and_ships_the_last_write(tmp_path):
+    """As systemd stops it (KillMode=mixed: SIGTERM to the main process
+    only): Litestream passes it on, gunicorn's master stops its workers and
+    exits, then Litestream syncs what was left and exits 0 itself."""
+    replica = tmp_path / "replica"
+    server = suite_server(tmp_path / "data", BOTSVC_REPLICA=str(replica)).start()
+    try:
+        last = server.operator("createBot", username="last_bot")
+        server.process.send_signal(signal.SIGTERM)   # Litestream: the pid `botsvc serve` had
+        assert server.process.wait(30) == 0, server.log_tail()
+        log = server.log_tail(15)
+        assert "Handling signal: term" in log and "Shutting down: Master" in log
+        assert log.splitlines()[-1].endswith('msg="litestream shut down"'), log
+    finally:
+        server.kill()
+    _restore(tmp_path / "restored", replica)
+    db = sqlite3.connect(tmp_path / "restored" / "botsvc.sqlite3")
+    assert db.execute("SELECT username FROM bots WHERE id = ?",
+                      (last["bot"]["id"],)).fetchone() == ("last_bot",)
+    db.close()

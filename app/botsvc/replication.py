@@ -41,7 +41,7 @@ CONFIG_FILE = "litestream.yml"
 SYNC_INTERVAL_SECONDS = 1.0
 LITESTREAM_MONITOR_MS = 100
 LITESTREAM_SYNC_MS = 800
-# botsvc's WAL bound (app/botsvc/db.py: journal_size_limit 64 MiB), in
+# botsvc's WAL bound (app/botsvc/db/connection.py: journal_size_limit 64 MiB), in
 # 4 KiB pages: past it Litestream's checkpoint truncates the WAL.
 TRUNCATE_PAGES = 16384
 SFTP_FIELDS = ("host-key", "key-path")

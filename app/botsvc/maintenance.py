@@ -12,7 +12,7 @@ from flask import current_app
 
 from botsvc import clock, disk, idempotency
 from botsvc.db import checkpoint, checkpoint_passive, transaction
-from botsvc.domain import call_log, files, messages, replays, updates, webhook_deliveries
+from botsvc.domain import call_records, files, messages, replays, updates, webhook_deliveries
 from botsvc.jobs import action
 from botsvc.replication import app_checkpoints
 
@@ -28,7 +28,7 @@ def delete_expired_records(conn, settings) -> None:
         keys = idempotency.delete_expired(conn)
         keys += idempotency.release_abandoned_claims(conn)
         records = webhook_deliveries.delete_expired(conn, clock.time())
-        calls = call_log.delete_expired(conn, clock.time())
+        calls = call_records.delete_expired(conn, clock.time())
     if dropped or keys or records or calls:
         log.info("clean-up removed %d expired updates, %d idempotency keys, %d webhook"
                  " delivery records and %d call log records", dropped, keys, records, calls)

@@ -198,6 +198,11 @@ class Settings:
     media_check: str = "start"
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
+    # Bodies parked while they arrive (app/botsvc/connection/spool.py), per
+    # worker: bytes in all, and bytes and requests of one token.
+    spool_max_bytes: int = 512 * 1024 * 1024
+    spool_token_max_bytes: int = 128 * 1024 * 1024
+    spool_token_max_requests: int = 16
 
     @property
     def db_path(self) -> str:
@@ -247,6 +252,11 @@ class Settings:
                                          cls.media_tool_memory_bytes,
                                          minimum=MIN_TOOL_MEMORY_BYTES),
             media_check=_choice(env, "BOTSVC_MEDIA_CHECK", ("start", "lazy"), cls.media_check),
+            spool_max_bytes=_int(env, "BOTSVC_SPOOL_MAX_BYTES", cls.spool_max_bytes),
+            spool_token_max_bytes=_int(env, "BOTSVC_SPOOL_TOKEN_MAX_BYTES",
+                                       cls.spool_token_max_bytes),
+            spool_token_max_requests=_int(env, "BOTSVC_SPOOL_TOKEN_MAX_REQUESTS",
+                                          cls.spool_token_max_requests, minimum=1),
         )
         values.update(overrides)
         if secret and not values.get("secret_key"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from botsvc.connection.chunked import ChunkedEnd, Malformed
-from botsvc.connection.spool import Bounds, Ledger, caller_of, new_spool
+from botsvc.connection.spool import SPOOL_MEMORY_BYTES, Bounds, Ledger, caller_of, new_spool
 from botsvc.errors import ApiError
 
 BODY = b"5\r\nhello\r\n3;name=value\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n"
@@ -79,8 +79,9 @@ def test_a_caller_past_its_count_parks_on_probation(tmp_path):
 def test_a_body_that_would_take_the_disk_below_its_reserve_is_refused(tmp_path):
     spool = ledger(tmp_path, min_free_bytes=1 << 60, total_bytes=1 << 62, caller_bytes=1 << 62)
     with pytest.raises(ApiError) as refused:
-        spool.admit("a", 1)
+        spool.admit("a", SPOOL_MEMORY_BYTES + 1)
     assert refused.value.code.value == "STORAGE_FULL"
+    assert spool.admit("a", SPOOL_MEMORY_BYTES).counted   # kept in memory: no disk taken
 
 
 def test_written_bytes_are_counted_once(tmp_path):

@@ -20,8 +20,9 @@ all, and a request parks only if the ledger admits it:
   ``min_free_bytes`` (BOTSVC_MIN_FREE_BYTES): past any of these,
   503 STORAGE_FULL, before a byte more of the body is read.
 
-A body is counted twice against the disk: a parked upload is copied from
-its spool into the quarantine before its spool is let go. Every write to a
+A body past SPOOL_MEMORY_BYTES is counted twice against the disk: a parked
+upload is copied from its spool into the quarantine before its spool is let
+go. One that stays in memory takes nothing from the disk. Every write to a
 spool on disk checks the free space again (others write to that disk too),
 and refuses with STORAGE_FULL rather than go below the reserve. A refused
 body is answered whole, in the envelope, and its connection closed.
@@ -95,10 +96,12 @@ class Ledger:
         share = self._callers.get(holding.caller) or [[], 0]
         if share[1] + more > bounds.caller_bytes or self._total + more > bounds.total_bytes:
             raise disk.storage_full("Too many request bodies are still arriving; retry later")
-        if bounds.min_free_bytes and (disk.free_bytes(bounds.data_dir) - self._unwritten
-                                      - 2 * more < bounds.min_free_bytes):
-            raise disk.storage_full("The server's disk is too full to take this body; "
-                                    "retry later")
+        # A body that stays in memory takes nothing from the disk: a read (a
+        # getMe whose body came apart from its head) is answered on a full disk.
+        if bounds.min_free_bytes and holding.counted + more > SPOOL_MEMORY_BYTES and (
+                disk.free_bytes(bounds.data_dir) - self._unwritten - 2 * more
+                < bounds.min_free_bytes):
+            raise disk.storage_full()
         holding.counted += more
         self._total += more
         self._unwritten += more
@@ -110,8 +113,7 @@ class Ledger:
         space this would take below the reserve, is STORAGE_FULL."""
         if spool.tell() + len(data) > SPOOL_MEMORY_BYTES and self.bounds.min_free_bytes and (
                 disk.free_bytes(self.bounds.data_dir) - len(data) < self.bounds.min_free_bytes):
-            raise disk.storage_full("The server's disk is too full to take this body; "
-                                    "retry later")
+            raise disk.storage_full()
         try:
             spool.write(data)
         except OSError as exc:

@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from botsvc.domain import conversation
+from botsvc.domain import conversation, conversation_walk
 from tests.support.contract import ADMIN_TOKEN, assert_failure, assert_invalid
 from tests.support.media_files import image_bytes
 
@@ -112,20 +112,26 @@ def test_the_pytest_module_is_one_readable_test(operator, talked, bot):
     assert talked["chat_id"] not in module and "message_id" not in module
 
 
-def test_after_a_message_exports_only_what_followed(operator, talked):
+def test_after_a_message_replays_from_its_start_and_checks_what_followed(operator, talked):
+    """The part after "hello" clicks the welcome card, sent before it: the
+    replay starts at the chat's Start, a lead-in whose reactions are awaited
+    and numbered, not checked, so bot_message(1) is the same card in both."""
     exported = transcript(operator, talked, after_message_id=talked["said"]["message_id"])
-    # The clicked message came before the part: the click is left out, and said so.
-    assert [s["user"]["action"] for s in exported["steps"]] == ["send_file"]
-    assert [s["bot"] for s in exported["steps"]] == [[
-        {"reaction": "message", "message": {"from": "bot", "index": 1}, "type": "text",
-         "text": "Nice photo"}, {"reaction": "delete", "message": {"from": "bot", "index": 1}}]]
-    assert exported["complete"] is False
-    assert exported["notes"][0].startswith("Exported from the middle of the chat")
-    assert exported["notes"][1] == ("Action 1 clicked a message from before the export;"
-                                    " it is left out.")
+    steps = exported["steps"]
+    assert [(s["user"]["action"], s.get("lead_in", False)) for s in steps] == [
+        ("start", True), ("say", True), ("click", False), ("send_file", False)]
+    assert [r["message"] for r in steps[0]["bot"] + steps[1]["bot"]] == [
+        {"from": "bot", "index": 1}, {"from": "bot", "index": 2}]
+    assert steps[2]["user"]["message"] == {"from": "bot", "index": 1}
+    assert [r["reaction"] for r in steps[2]["bot"]] == ["edit", "answer"]
+    assert steps[3]["bot"][-1] == {"reaction": "delete", "message": {"from": "bot", "index": 3}}
+    assert exported["complete"] is True
+    assert exported["notes"][0].startswith("Exported from the middle of the chat: the test first"
+                                           " replays the chat from the chat's Start")
     module = operator("exportChat", user_id=talked["user_id"], bot_id=talked["bot_id"],
                       after_message_id=talked["said"]["message_id"])["content"]
-    assert "user.start()\n    user.skip_reactions()" in module
+    assert ("    user.start('promo')\n    user.skip_reactions(1)\n\n    user.say('hello')\n"
+            "    user.skip_reactions(1)\n\n    user.click(bot_message(1), 'yes')\n") in module
 
 
 def test_only_the_newest_actions_are_read(operator, talked, monkeypatch):
@@ -185,7 +191,7 @@ def test_the_journal_is_read_by_index_whatever_the_chat_length(app):
 
 
 def test_files_past_the_embedding_bound_are_left_out_and_said(operator, talked, monkeypatch):
-    monkeypatch.setattr(conversation, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
+    monkeypatch.setattr(conversation_walk, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
     exported = transcript(operator, talked)
     assert [s["user"]["action"] for s in exported["steps"]] == ["start", "say", "click"]
     assert exported["notes"] == ["Action 4 sent a file that is over 2 MiB; it is left out."]

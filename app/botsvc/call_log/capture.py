@@ -40,7 +40,7 @@ REDACTED = record.REDACTED
 class CallCapture:
     """What the dispatcher learns of a call on the way, for its record."""
     __slots__ = ("writer", "method", "arrived_at", "bot_id", "secret", "key", "body",
-                 "secret_fields", "injected", "written")
+                 "secret_fields", "injected", "resent_from", "written")
 
     def __init__(self, writer: CallLogWriter, method: str, key: str | None):
         self.writer, self.method = writer, method
@@ -52,12 +52,16 @@ class CallCapture:
         self.body: RequestBody | None = None
         self.secret_fields: tuple[str, ...] = ()   # the method's, from the catalogue
         self.injected: dict | None = None          # {error_code?, delay_ms?}
+        self.resent_from: int | None = None        # resendCall's: the call sent again
         # The record went with the call's own transaction (answered_in).
         self.written = False
 
-    def caller(self, bot_id: int, token: str | None) -> None:
-        """The token's bot: the call is recorded in its log."""
+    def caller(self, bot_id: int, token: str | None, resent_from: int | None = None) -> None:
+        """The token's bot: the call is recorded in its log. ``resent_from``:
+        the call is the testing tools' re-send of that call of the log
+        (resendCall), and its record says so, as a replayed update is marked."""
         self.bot_id, self.secret = bot_id, (token or "").partition(":")[2].encode()
+        self.resent_from = resent_from
 
     def read(self, secret_fields: tuple[str, ...], body: RequestBody) -> None:
         """The body as parsed, and which of its fields are credentials."""
@@ -103,7 +107,7 @@ class _NoCapture:
     """The call log is off: the dispatcher's calls keep nothing."""
     __slots__ = ()
 
-    def caller(self, bot_id, token) -> None:
+    def caller(self, bot_id, token, resent_from=None) -> None:
         pass
 
     def read(self, secret_fields, body) -> None:

@@ -4,69 +4,123 @@ each user action on a line, each reaction of the bot on a line after it.
 The helpers it calls ship in the plugin (``botsvc.testkit.conversation``),
 so the module holds only the conversation, and any file the user sent as
 base64 (the one blob).
+
+Nothing a chat said ever becomes code. Every text, caption, callback_data,
+label and file name is written by ``repr`` (a Python string literal, or a
+display of them), a place by its own type (``Place``: a side and a number,
+written ``bot_message(2)``), and a comment never holds a chat's text. Then
+the module is parsed and its syntax tree checked (``check_module``): only
+the helpers' calls with literal arguments, or the export is refused.
 """
 from __future__ import annotations
 
+import ast
 import pprint
 import re
+from dataclasses import dataclass
 
 TIMEOUT_SECONDS = 10
 LINE = 96
 # base64 split into lines of this many characters.
 BLOB_LINE = 76
+HELPERS_MODULE = "botsvc.testkit.conversation"
+# What the module may call on ``user``: the simulated user's steps.
+USER_STEPS = frozenset({"start", "stop", "block", "say", "click", "send_file", "expect_message",
+                        "expect_edit", "expect_deleted", "expect_answer", "skip_reactions",
+                        "done"})
+_BLOB_NAME = re.compile(r"[A-Z]+_[0-9]+\Z")
+_BASE64 = re.compile(r"[A-Za-z0-9+/=]*\Z")
+
+
+@dataclass(frozen=True)
+class Place:
+    """A message by its place: the transcript's ``{"from", "index"}``, read
+    as a side of two and a positive number, or refused."""
+    side: str
+    index: int
+
+    @classmethod
+    def of(cls, place: dict) -> Place:
+        side, index = place["from"], place["index"]
+        if side not in ("bot", "user") or type(index) is not int or index < 1:
+            raise ValueError(f"not a place: {place!r}")
+        return cls(side, index)
+
+    def code(self) -> str:
+        return f"{self.side}_message({self.index})"
 
 
 def render(transcript: dict) -> str:
+    """The module's text; checked before it is handed out."""
     blobs: list[str] = []
     body: list[str] = []
     steps = transcript["steps"]
     if steps and steps[0]["user"]["action"] != "start":
-        body += ["    # The export begins mid-chat: Start first; what the bot answers is not",
-                 "    # part of the test.", "    user.start()", "    user.skip_reactions()", ""]
+        body += ["    # The export begins after the chat's Start: Start first; what the bot",
+                 "    # answers is not part of the test.", "    user.start()",
+                 "    user.skip_reactions()", ""]
     for step in steps:
+        if step.get("lead_in") and not body:
+            body += ["    # Lead-in: the chat from its Start up to the chosen message, replayed so",
+                     "    # the bot is where it was then; its reactions are awaited and take",
+                     "    # their places, but are not checked.", ""]
         body += _action(step["user"], blobs)
-        body += [f"    {_reaction(r)}" for r in step["bot"]]
+        if step.get("lead_in"):
+            body.append(f"    user.skip_reactions({len(step['bot'])})")
+        else:
+            body += [f"    {_reaction(r)}" for r in step["bot"]]
         body.append("")
     body.append("    user.done()   # and the bot did nothing more")
-    return "\n".join([*_head(transcript), *blobs, "", "", _test_name(transcript),
-                      "    user = conversation(botsvc, botsvc_bot, timeout=TIMEOUT)", "",
-                      *body]) + "\n"
+    module = "\n".join([*_head(transcript), *blobs, "", "",
+                        "def test_conversation(bot_under_test, botsvc, botsvc_bot):",
+                        "    user = conversation(botsvc, botsvc_bot, timeout=TIMEOUT)", "",
+                        *body]) + "\n"
+    check_module(module)
+    return module
 
 
 def file_name(bot_username: str) -> str:
     return f"test_{re.sub(r'[^a-z0-9_]', '_', bot_username.lower())}_conversation.py"
 
 
+def _comment_lines(text: str) -> list[str]:
+    """A sentence as comment lines: every line break Python's or a reader's
+    (CR, LF, U+2028...) starts a new ``#`` line."""
+    return ["# " + line for line in text.splitlines()] or ["#"]
+
+
 def _head(transcript: dict) -> list[str]:
-    lines = ['"""A conversation with @{}, exported from botsvc as a test.'.format(
-                 transcript["bot"]), "",
+    bot = re.sub(r"[^A-Za-z0-9_]", "_", str(transcript["bot"]))
+    lines = [f'"""A conversation with @{bot}, exported from botsvc as a test.', "",
              "Runs on the botsvc pytest plugin against a fresh installation. Define the",
              "fixture ``bot_under_test`` in conftest.py: it runs your bot against",
              "``botsvc_bot`` (its ``base_url`` and ``token``). Each step is what the user",
              "did, then each thing the bot is expected to do, in order; messages are",
              "named by their place (``bot_message(2)``: the bot's second message).",
              '"""']
-    if transcript["notes"]:
-        lines += ["# Note: " + n for n in transcript["notes"]]
-    lines += ["from botsvc.testkit.conversation import bot_message, conversation,"
+    for note in transcript["notes"]:
+        lines += _comment_lines("Note: " + note)
+    lines += [f"from {HELPERS_MODULE} import bot_message, conversation,"
               " user_message  # noqa: F401", "",
               f"TIMEOUT = {TIMEOUT_SECONDS}  # seconds to wait for each of the bot's reactions"]
     return lines
 
 
-def _test_name(transcript: dict) -> str:
-    return "def test_conversation(bot_under_test, botsvc, botsvc_bot):"
+def _literal(value: object, width: int = LINE - 12) -> str:
+    """Python source for a value: a place as its call, anything else (texts,
+    keyboards, cards) as literals."""
+    if isinstance(value, (Place, BlobName)):
+        return value.code()
+    return pprint.pformat(value, width=width, sort_dicts=False)
 
 
-def _place(place: dict) -> str:
-    return f"{place['from']}_message({place['index']})"
-
-
-def _call(name: str, args: list[str], kwargs: dict[str, object]) -> str:
-    """``name(args..., key=value...)``, Python literals, wrapped when long."""
+def _call(name: str, args: list[object], kwargs: dict[str, object]) -> str:
+    """``name(args..., key=value...)``, each a value written by ``_literal``,
+    wrapped when long."""
     # A wrapped argument starts 8 columns in: its value fits what is left.
-    parts = [*args, *(f"{k}=" + _literal(v, LINE - 9 - len(k)).replace("\n", "\n" + " " * (len(k) + 1))
-                      for k, v in kwargs.items() if v is not None)]
+    parts = [*(_literal(a) for a in args),
+             *(f"{k}=" + _literal(v, LINE - 9 - len(k)).replace("\n", "\n" + " " * (len(k) + 1))
+               for k, v in kwargs.items() if v is not None)]
     line = f"{name}({', '.join(parts)})"
     if len(line) + 4 <= LINE:
         return line
@@ -74,36 +128,45 @@ def _call(name: str, args: list[str], kwargs: dict[str, object]) -> str:
     return f"{name}(\n        {inner})"
 
 
-def _literal(value: object, width: int = LINE - 12) -> str:
-    if isinstance(value, str) and value.startswith("\0place:"):
-        return value[len("\0place:"):]
-    return pprint.pformat(value, width=width, sort_dicts=False)
-
-
 def _action(action: dict, blobs: list[str]) -> list[str]:
     kind = action["action"]
-    reply = {"reply_to": "\0place:" + _place(action["reply_to"])} if "reply_to" in action else {}
+    reply = {"reply_to": Place.of(action["reply_to"])} if "reply_to" in action else {}
     if kind == "start":
-        args = [_literal(action["start_parameter"])] if "start_parameter" in action else []
+        args = [action["start_parameter"]] if "start_parameter" in action else []
         return [f"    user.{_call('start', args, {})}"]
     if kind in ("stop", "block"):
         return [f"    user.{kind}()"]
     if kind == "say":
-        return [f"    user.{_call('say', [_literal(action['text'])], reply)}"]
+        return [f"    user.{_call('say', [action['text']], reply)}"]
     if kind == "click":
-        return [f"    user.{_call('click', [_place(action['message']), _literal(action['callback_data'])], {})}"]
-    name = f"{action['type'].upper()}_{len(blobs) // 3 + 1}"   # three lines a file
+        return [f"    user.{_call('click', [Place.of(action['message']), action['callback_data']], {})}"]
+    return [f"    user.{_call('send_file', [_blob(action, blobs), action['file_name']], {'type': action['type'], 'caption': action.get('caption'), **reply})}"]
+
+
+@dataclass(frozen=True)
+class BlobName:
+    """The name of a file's base64 this module defined itself (``PHOTO_1``)."""
+    name: str
+
+    def code(self) -> str:
+        return self.name
+
+
+def _blob(action: dict, blobs: list[str]) -> BlobName:
+    kind = re.sub(r"[^A-Z]", "_", str(action["type"]).upper())
+    name = f"{kind}_{len(blobs) // 3 + 1}"   # three lines a file
     data = action["content_base64"]
-    blobs += ["", f"{name} = (   # {action['file_name']}, as the user sent it (base64)",
+    if not _BASE64.match(data):
+        raise ValueError("a file's content is not base64")
+    blobs += ["", f"{name} = (   # a file the user sent, as they sent it (base64)",
               "\n".join(f'    "{data[i:i + BLOB_LINE]}"' for i in range(0, len(data), BLOB_LINE))
               + ")"]
-    kwargs = {"type": action["type"], "caption": action.get("caption"), **reply}
-    return [f"    user.{_call('send_file', [name, _literal(action['file_name'])], kwargs)}"]
+    return BlobName(name)
 
 
-def _shown(reaction: dict) -> tuple[list[str], dict]:
+def _shown(reaction: dict) -> tuple[list[object], dict]:
     """The positional text and the keyword fields of what the user sees."""
-    args = [_literal(reaction["text"])] if "text" in reaction else []
+    args = [reaction["text"]] if "text" in reaction else []
     kwargs: dict = {}
     if reaction.get("type", "text") != "text":
         kwargs["type"] = reaction["type"]
@@ -125,9 +188,117 @@ def _reaction(reaction: dict) -> str:
         return "user." + _call("expect_message", args, kwargs)
     if kind == "edit":
         args, kwargs = _shown(reaction)
-        return "user." + _call("expect_edit", [_place(reaction["message"]), *args], kwargs)
+        return "user." + _call("expect_edit", [Place.of(reaction["message"]), *args], kwargs)
     if kind == "delete":
-        return f"user.expect_deleted({_place(reaction['message'])})"
-    args = [_literal(reaction["text"])] if reaction.get("text") is not None else []
+        return "user." + _call("expect_deleted", [Place.of(reaction["message"])], {})
+    args = [reaction["text"]] if reaction.get("text") is not None else []
     return "user." + _call("expect_answer", args,
                            {"show_alert": True} if reaction["show_alert"] else {})
+
+
+# -- the module's syntax tree: only the helpers' calls with literal arguments --
+
+_LITERALS = (ast.Constant, ast.List, ast.Dict, ast.Tuple)
+
+
+def check_module(source: str) -> None:
+    """Refuse (ValueError) a module whose syntax tree holds anything but the
+    docstring, the helpers' import, TIMEOUT, the files' base64 and the one
+    test function of the helpers' calls, each argument a literal, a place or
+    a file's name."""
+    tree = ast.parse(source)
+    blobs: set[str] = set()
+    for node in tree.body:
+        if _is_docstring(node) or _is_helpers_import(node):
+            continue
+        if isinstance(node, ast.Assign) and _assigns_constant(node, blobs):
+            continue
+        if isinstance(node, ast.FunctionDef) and _is_test(node, blobs):
+            continue
+        raise ValueError(f"the exported module holds more than the helpers' calls (line"
+                         f" {node.lineno})")
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def _is_helpers_import(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.ImportFrom) and node.module == HELPERS_MODULE
+            and node.level == 0 and all(a.asname is None for a in node.names)
+            and {a.name for a in node.names} <= {"bot_message", "conversation", "user_message"})
+
+
+def _assigns_constant(node: ast.Assign, blobs: set[str]) -> bool:
+    """``TIMEOUT = <int>``, or ``NAME_1 = "<base64>"``."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    name, value = node.targets[0].id, node.value
+    if not isinstance(value, ast.Constant):
+        return False
+    if name == "TIMEOUT":
+        return type(value.value) in (int, float)
+    if _BLOB_NAME.match(name) and isinstance(value.value, str) and _BASE64.match(value.value):
+        blobs.add(name)
+        return True
+    return False
+
+
+def _is_test(node: ast.FunctionDef, blobs: set[str]) -> bool:
+    args = node.args
+    if (node.name != "test_conversation" or node.decorator_list or node.returns
+            or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg
+            or args.defaults or [a.arg for a in args.args] != [
+                "bot_under_test", "botsvc", "botsvc_bot"]):
+        return False
+    first, *steps = node.body
+    return _is_user_made(first) and all(_is_step(step, blobs) for step in steps)
+
+
+def _is_user_made(node: ast.stmt) -> bool:
+    """``user = conversation(botsvc, botsvc_bot, timeout=TIMEOUT)``"""
+    return ast.dump(node) == ast.dump(ast.parse(
+        "user = conversation(botsvc, botsvc_bot, timeout=TIMEOUT)").body[0])
+
+
+def _is_step(node: ast.stmt, blobs: set[str]) -> bool:
+    """``user.<step>(<argument>, ..., <name>=<argument>, ...)``"""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    call = node.value
+    func = call.func
+    return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.value.id == "user" and func.attr in USER_STEPS
+            and all(_is_argument(a, blobs) for a in call.args)
+            and all(k.arg is not None and _is_argument(k.value, blobs) for k in call.keywords))
+
+
+def _is_argument(node: ast.expr, blobs: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in blobs
+    if isinstance(node, ast.Call):   # a place: bot_message(2)
+        return (isinstance(node.func, ast.Name) and node.func.id in ("bot_message", "user_message")
+                and not node.keywords and len(node.args) == 1
+                and isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is int)
+    return _is_literal(node)
+
+
+def _is_literal(node: ast.expr) -> bool:
+    """Constants, and lists, tuples and dicts of them (keyboards, cards);
+    walked with a list: a kept card may nest deep."""
+    waiting = [node]
+    while waiting:
+        item = waiting.pop()
+        if not isinstance(item, _LITERALS):
+            return False
+        if isinstance(item, ast.Constant):
+            if not (item.value is None or type(item.value) in (str, int, float, bool)):
+                return False
+        elif isinstance(item, ast.Dict):
+            if any(k is None for k in item.keys):
+                return False
+            waiting += [*item.keys, *item.values]
+        else:
+            waiting += item.elts
+    return True

@@ -55,6 +55,12 @@ def path_section(browser, title_part: str) -> list[dict]:
     return path_sections(browser, title_part)
 
 
+def sent_again_id(server, bot_id: int) -> int:
+    """The call_id of the bot's own sendMessage "pong again" (the one re-sent)."""
+    calls = operator(server, "getBotCalls", bot_id=bot_id, method="sendMessage")["calls"]
+    return min(c["call_id"] for c in calls if c["params"]["text"] == "pong again")
+
+
 def click(browser, css: str) -> None:
     """Click the element once it is there; the inspector redraws as the chat
     changes, so an element found before may be gone: find it again."""
@@ -130,6 +136,18 @@ def test_redeliver_and_follow_an_updates_path(browser, tmp_path):
             By.CSS_SELECTOR, ".message-list .text") if m.text == "pong again"]) == 2,
             SLOW_DEADLINE, "the re-sent message in the chat")
         assert answer["text"] == "pong again"
+        # The re-sent call is marked as one, in the list and in the inspector.
+        resent = "#feed li.call[data-method='sendMessage'] .resent-pill"
+        wait_for(browser, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, resent)]
+                 == [f"re-send of call {sent_again_id(server, bot_id)}"], SLOW_DEADLINE,
+                 "the re-send marked in the call list")
+        copies = browser.find_elements(By.CSS_SELECTOR, ".message-list .row")
+        click(browser, f"#{[c for c in copies if 'pong again' in c.text][-1].get_attribute('id')}"
+                       " .text")
+        wait_for(browser, lambda d: [e.text for e in d.find_elements(
+            By.CSS_SELECTOR, "#inspector-body .resent-pill")] == [
+            f"re-send of call {sent_again_id(server, bot_id)}"], SLOW_DEADLINE,
+            "the re-send marked in the inspector")
 
         # A webhook: Redeliver on its attempt reaches the receiver again.
         receiver = Receiver(None, statuses(200))

@@ -60,7 +60,7 @@ def talk(botsvc: Botsvc, tmp_path: Path):
                                      update_id=_update_of(botsvc, bot, said["message_id"]))
                 user.wait_for_message(text)
                 sent = botsvc.wait_for_call(bot, "sendMessage",
-                                            lambda c: c.get("params", {}).get("text") == text)
+                                            lambda c, text=text: c.get("params", {}).get("text") == text)
                 botsvc.operator.call("resendCall", bot_id=bot.id, call_id=sent["call_id"])
                 user.wait_for_message(text)
             user.click(echo, text[:60] or "x")

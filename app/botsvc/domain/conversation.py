@@ -56,6 +56,9 @@ def export_chat(conn: sqlite3.Connection, data_dir: str, bot_id: int, user_id: i
         before = _lead_in(conn, chat, events)
         lead_in = len(before)
         notes += _part_notes(before, events)
+        if before and before[0]["kind"] not in STARTS:
+            gaps.append("No Start is within the actions an export reads: the test begins with"
+                        " a bare Start, and the bot's messages may take other places.")
         events = before + events
     calls, covered = _calls(conn, bot_id, events, call_log_on, now)
     if not call_log_on:

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from botsvc.domain import conversation_pytest
+from botsvc.domain import conversation_check, conversation_pytest
 from tests.export.hostile import CORPUS
 from tests.support.contract import ADMIN_TOKEN
 from tests.support.media_files import image_bytes
@@ -98,11 +98,11 @@ def test_the_transcript_keeps_every_hostile_text_exactly(operator, hostile_chat)
 def test_the_module_holds_only_the_helpers_calls_and_every_text_exactly(operator, hostile_chat):
     module = operator("exportChat", user_id=hostile_chat["user_id"],
                       bot_id=hostile_chat["bot_id"])["content"]
-    conversation_pytest.check_module(module)   # only the helpers' calls, literal arguments
+    conversation_check.check_module(module)   # only the helpers' calls, literal arguments
     tree = ast.parse(module)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     assert {c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id for c in calls} <= {
-        *conversation_pytest.USER_STEPS, "conversation", "bot_message", "user_message"}
+        *conversation_check.USER_STEPS, "conversation", "bot_message", "user_message"}
     constants = module_constants(module)
     for text in CORPUS:
         assert constants.count(text) >= 4, text
@@ -124,7 +124,7 @@ def test_the_module_holds_only_the_helpers_calls_and_every_text_exactly(operator
 ])
 def test_the_check_refuses_anything_but_the_helpers_calls(source):
     with pytest.raises(ValueError):
-        conversation_pytest.check_module(source)
+        conversation_check.check_module(source)
 
 
 def test_a_place_is_its_own_type_never_a_text():

@@ -1,6 +1,8 @@
 """What an exported conversation (exportChat's pytest module) calls: a
 simulated user who replays the steps and checks, reaction by reaction, what
-the bot did, read from the bot's call log.
+the bot did, read from the bot's call log; and the same steps from a
+transcript's data. Long because the module's helpers and the replay from
+data share one set of rules, kept in one place.
 
     user = conversation(botsvc, botsvc_bot, timeout=TIMEOUT)
     user.start("promo")
@@ -18,9 +20,7 @@ did; an action the service refuses fails naming its step too.
 
 The same steps run from data (a ``botsvc-transcript/1`` file's): ``run_steps``
 and ``replay_transcript``, the entry points of tools that replay a
-transcript (``botsvc run-transcript``). Long because the module and the
-data replay share one set of rules, kept in one place (a little over 300
-lines).
+transcript (``botsvc run-transcript``).
 """
 from __future__ import annotations
 

@@ -44,7 +44,6 @@ RETENTION_SECONDS = 24 * 3600
 # The bots' call log (getBotCalls): what is kept of each bot, and the bound on
 # a record's params and result (each one's compact JSON, in bytes).
 CALL_LOG_KEPT_CALLS = 1000
-CALL_LOG_RETENTION_SECONDS = RETENTION_SECONDS
 CALL_LOG_BODY_MAX_BYTES = 16 * 1024
 # With getBotCalls detail, each field of params left out for size, cut to this.
 CALL_LOG_PREVIEW_MAX_BYTES = 256

@@ -36,7 +36,7 @@ def delete_expired_records(conn, settings) -> None:
 
 @action("checkpoint_wal")
 def checkpoint_wal(conn, settings) -> None:
-    """Commits leave the WAL to this job (app/botsvc/db.py: wal_autocheckpoint off)."""
+    """Commits leave the WAL to this job (app/botsvc/db/connection.py: wal_autocheckpoint off)."""
     checkpoint_passive(conn)
 
 

@@ -76,7 +76,7 @@ def capture(monkeypatch) -> Capture:
         self.set_trace_callback(captured)
     monkeypatch.setattr(Connection, "__init__", traced)
     # Connections kept open by this thread from before are opened again, traced.
-    monkeypatch.setattr("botsvc.db._thread.conn", None, raising=False)
+    monkeypatch.setattr("botsvc.db.connection._thread.conn", None, raising=False)
     return captured
 
 

@@ -21,13 +21,15 @@ from botsvc.contract import (
     CALL_LOG_BODY_MAX_BYTES,
     CALL_LOG_KEPT_CALLS,
     CALL_LOG_PREVIEW_MAX_BYTES,
-    CALL_LOG_RETENTION_SECONDS,
+    RETENTION_SECONDS,
 )
 from botsvc.db import transaction
 from botsvc.pagination import SQLITE_MAX_INTEGER, ScopedIntCursor, page
 
 KEPT_PER_BOT = CALL_LOG_KEPT_CALLS
-RETENTION_SECONDS = CALL_LOG_RETENTION_SECONDS
+# A record is kept for the contract's day of service time (RETENTION_SECONDS);
+# whoever reads the log's bounds asks ``oldest_kept_date`` and
+# ``oldest_kept_call_id``, never this arithmetic again.
 # params and result are each kept when their compact JSON is at most this
 # many bytes of UTF-8, and left out (``truncated: true``) otherwise.
 BODY_MAX_BYTES = CALL_LOG_BODY_MAX_BYTES
@@ -163,7 +165,7 @@ def delete_expired(conn: sqlite3.Connection, now: float) -> int:
     pass."""
     first_kept = conn.execute(
         "SELECT coalesce((SELECT call_id FROM bot_calls WHERE date >= ? ORDER BY call_id"
-        " LIMIT 1), ?)", (_cutoff(now), SQLITE_MAX_INTEGER)).fetchone()[0]
+        " LIMIT 1), ?)", (oldest_kept_date(now), SQLITE_MAX_INTEGER)).fetchone()[0]
     expired = conn.execute(
         "SELECT bot_id, count(*) FROM bot_calls NOT INDEXED WHERE call_id < ? GROUP BY bot_id",
         (first_kept,)).fetchall()
@@ -191,7 +193,7 @@ def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | 
     """getBotCalls: the bot's kept records, newest first, with its poll
     counts. Every query walks the bot's own index range (its bot_id and the
     call_ids within its bound), so at most its 1,100 rows, whatever filters."""
-    oldest_kept = max(_oldest_kept_call_id(conn, bot_id),
+    oldest_kept = max(oldest_kept_call_id(conn, bot_id),
                       0 if where.after_call_id is None else where.after_call_id + 1)
     sql, extra = _filter_sql(conn, where)
 
@@ -200,7 +202,7 @@ def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | 
             f"SELECT * FROM bot_calls WHERE bot_id = ? AND call_id < ? AND call_id >= ?"
             f" AND date >= ?{sql} ORDER BY call_id DESC LIMIT ?",
             (bot_id, SQLITE_MAX_INTEGER if before is None else before, oldest_kept,
-             _cutoff(now), *extra, n)).fetchall()
+             oldest_kept_date(now), *extra, n)).fetchall()
 
     rows, next_cursor = page(fetch, lambda row: row["call_id"], limit, cursor,
                              ScopedIntCursor(f"bot-calls:{bot_id}"))
@@ -247,8 +249,8 @@ def _contains(text, needle: str) -> bool:
 def kept_call(conn: sqlite3.Connection, bot_id: int, call_id: int, now: float) -> dict | None:
     """One kept record of the bot (within both bounds), rendered; else None."""
     row = conn.execute("SELECT * FROM bot_calls WHERE call_id = ? AND bot_id = ? AND call_id >= ?"
-                       " AND date >= ?", (call_id, bot_id, _oldest_kept_call_id(conn, bot_id),
-                                          _cutoff(now))).fetchone()
+                       " AND date >= ?", (call_id, bot_id, oldest_kept_call_id(conn, bot_id),
+                                          oldest_kept_date(now))).fetchone()
     return None if row is None else render(row)
 
 
@@ -264,13 +266,17 @@ def redact(conn: sqlite3.Connection, bot_id: int, request_id: str, secret: str,
             " AND request_id = ?4", (bot_id, secret, mark, request_id))
 
 
-def _oldest_kept_call_id(conn: sqlite3.Connection, bot_id: int) -> int:
+def oldest_kept_call_id(conn: sqlite3.Connection, bot_id: int) -> int:
+    """The bot's oldest record within its newest KEPT_PER_BOT (0: it has
+    fewer): older ones are past the bound, whether removed yet or not."""
     row = conn.execute("SELECT call_id FROM bot_calls WHERE bot_id = ? ORDER BY call_id DESC"
                        " LIMIT 1 OFFSET ?", (bot_id, KEPT_PER_BOT - 1)).fetchone()
     return row[0] if row else 0
 
 
-def _cutoff(now: float) -> int:
+def oldest_kept_date(now: float) -> int:
+    """The oldest ``date`` a record may have and still be kept at ``now``
+    (service time): the call log's retention."""
     return int(now - RETENTION_SECONDS)
 
 

@@ -149,7 +149,7 @@ def _calls(conn: sqlite3.Connection, bot_id: int, events: list[dict], call_log_o
     kept = call_log.calls_page(conn, bot_id, call_log.KEPT_PER_BOT, None, now,
                                detail=True)["calls"]
     first = events[0]["date"]
-    if first < now - call_log.RETENTION_SECONDS:
+    if first < call_log.oldest_kept_date(now):
         return kept[::-1], False
     # All the bot's kept calls are here: none older was dropped for the count.
     covered = len(kept) < call_log.KEPT_PER_BOT or kept[-1]["date"] <= first

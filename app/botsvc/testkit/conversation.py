@@ -47,7 +47,7 @@ def reaction_kinds() -> dict[str, str]:
     """``{method: "send" | "edit" | "delete" | "answer"}``: the catalogue's
     (loaded once, when a conversation first reads the bot's calls)."""
     import botsvc.api  # noqa: F401  (registers the /v2 methods)
-    from botsvc.api.registry import reaction_methods
+    from botsvc.api.registry import reaction_methods  # lazy: loads the /v2 catalogue
     return reaction_methods()
 
 

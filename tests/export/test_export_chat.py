@@ -134,6 +134,28 @@ def test_after_a_message_replays_from_its_start_and_checks_what_followed(operato
             "    user.skip_reactions(1)\n\n    user.click(bot_message(1), 'yes')\n") in module
 
 
+def test_a_part_that_clicks_a_card_from_before_a_restart_replays_from_the_first_start(
+        operator, bot, new_user):
+    user = new_user()
+    chat_id = operator("userStart", user_id=user, bot_id=bot.id, start_parameter="one")["chat_id"]
+    offset = bot.ok("getUpdates")[-1]["update_id"] + 1
+    card = bot.ok("sendMessage", chat_id=chat_id, text="Pick", reply_markup=KEYBOARD)
+    operator("userStop", user_id=user, bot_id=bot.id)
+    operator("userStart", user_id=user, bot_id=bot.id)
+    offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
+    again = bot.ok("sendMessage", chat_id=chat_id, text="Welcome back")
+    operator("userClickButton", user_id=user, bot_id=bot.id, message_id=card["message_id"],
+             callback_data="yes")
+    exported = transcript(operator, {"user_id": user, "bot_id": bot.id},
+                          after_message_id=again["message_id"])
+    assert [(s["user"], s.get("lead_in", False)) for s in exported["steps"]] == [
+        ({"action": "start", "start_parameter": "one"}, True), ({"action": "stop"}, True),
+        ({"action": "start"}, True),
+        ({"action": "click", "message": {"from": "bot", "index": 1}, "callback_data": "yes"},
+         False)]
+    assert exported["complete"] is True
+
+
 def test_only_the_newest_actions_are_read(operator, talked, monkeypatch):
     monkeypatch.setattr(conversation, "MAX_ACTIONS", 3)
     exported = transcript(operator, talked)

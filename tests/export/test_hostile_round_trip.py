@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from botsvc.devkit.servers import running_server
+from botsvc.testkit.conversation import replay_transcript
 from botsvc.testkit.harness import Botsvc
 from tests.export.hostile import CORPUS
 from tests.export.hostile_bot import LONG_TEXT, HostileBot
@@ -77,6 +78,18 @@ def talk(botsvc: Botsvc, tmp_path: Path):
     return bot, user, marks
 
 
+def replay_with_a_fresh_bot(botsvc: Botsvc, transcript: dict) -> None:
+    bot = botsvc.new_bot()
+    hostile, stop = HostileBot(bot.base_url, bot.token), threading.Event()
+    thread = threading.Thread(target=hostile.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        replay_transcript(botsvc, bot, transcript, timeout=10)
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
 def _update_of(botsvc: Botsvc, bot, message_id: int) -> int:
     for call in botsvc.calls(bot, "getUpdates"):
         for update in call.get("result") or []:
@@ -96,6 +109,20 @@ def test_hostile_long_and_replayed_conversations_export_green(tmp_path, offline_
                                     after_message_id=marks["first_echo"] + 4)
         data = json.loads(botsvc.operator.call("exportChat", user_id=user.user_id,
                                                bot_id=bot.id, format="transcript")["content"])
+        part_data = json.loads(botsvc.operator.call(
+            "exportChat", user_id=user.user_id, bot_id=bot.id, format="transcript",
+            after_message_id=marks["first_echo"] + 4)["content"])
+        assert [s.get("lead_in", False) for s in part_data["steps"]][:2] == [True, True]
+        # The same steps from data, as a tool replays a transcript.
+        for transcript in (data, part_data):
+            replay_with_a_fresh_bot(botsvc, transcript)
+        # A step the service refuses fails naming the step, not as a client error.
+        click = next(n for n, s in enumerate(data["steps"]) if s["user"]["action"] == "click")
+        data["steps"][click]["user"]["callback_data"] = "no such button"
+        with pytest.raises(AssertionError, match=rf"^step {click + 1} \(user.click\(bot_message"
+                                                 r"\(\d+\), 'no such button'\)\): the service"
+                                                 r" refused it: INVALID_PARAMETER: "):
+            replay_with_a_fresh_bot(botsvc, data)
     assert data["complete"] is True, data["notes"]
     echoes = [r.get("text") for s in data["steps"] for r in s["bot"] if r["reaction"] == "message"]
     # Each text echoed once: the replay's and the re-send's answers are left out.

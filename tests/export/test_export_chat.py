@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from botsvc.domain import conversation, conversation_walk
+from botsvc.domain import conversation, conversation_steps
 from tests.support.contract import ADMIN_TOKEN, assert_failure, assert_invalid
 from tests.support.media_files import image_bytes
 
@@ -213,7 +213,7 @@ def test_the_journal_is_read_by_index_whatever_the_chat_length(app):
 
 
 def test_files_past_the_embedding_bound_are_left_out_and_said(operator, talked, monkeypatch):
-    monkeypatch.setattr(conversation_walk, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
+    monkeypatch.setattr(conversation_steps, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
     exported = transcript(operator, talked)
     assert [s["user"]["action"] for s in exported["steps"]] == ["start", "say", "click"]
     assert exported["notes"] == ["Action 4 sent a file that is over 2 MiB; it is left out."]
@@ -249,6 +249,32 @@ def test_a_webhook_bots_reactions_follow_its_deliveries(bot, operator, new_user,
     assert steps[1]["bot"][0] == {"reaction": "edit", "method": "editMessageText",
                                   "message": {"from": "bot", "index": 1}, "type": "text",
                                   "text": "Thanks", "reply_markup": KEYBOARD}
+
+
+def test_an_edit_in_the_same_second_as_the_next_action_stays_with_its_step(
+        bot, operator, new_user, db):
+    """A webhook bot whose deliveries and calls are all dated to one second:
+    the edit answering the click came before the user's next text, and the
+    chat's versions say so (the dates could not)."""
+    user = new_user()
+    started = operator("userStart", user_id=user, bot_id=bot.id)
+    chat_id = started["chat_id"]
+    card = bot.ok("sendMessage", chat_id=chat_id, text="Hi", reply_markup=KEYBOARD)
+    operator("userClickButton", user_id=user, bot_id=bot.id, message_id=card["message_id"],
+             callback_data="yes")
+    bot.ok("editMessageText", chat_id=chat_id, message_id=card["message_id"], text="Thanks")
+    operator("userSendMessage", user_id=user, bot_id=bot.id, text="next")
+    second = db.execute("SELECT MAX(date) FROM chat_events").fetchone()[0]
+    db.execute("UPDATE bot_calls SET date = ?", (second,))
+    db.execute("UPDATE chat_events SET date = ?", (second,))
+    for update_id in range(started["update_id"], started["update_id"] + 3):
+        db.execute("INSERT INTO webhook_deliveries (bot_id, update_id, attempt, started_at,"
+                   " duration_ms, http_status) VALUES (?, ?, 1, ?, 5, 200)",
+                   (bot.id, update_id, second))
+    exported = transcript(operator, {"user_id": user, "bot_id": bot.id})
+    assert [(s["user"]["action"], [r["reaction"] for r in s["bot"]])
+            for s in exported["steps"]] == [("start", ["message"]), ("click", ["edit"]),
+                                            ("say", [])]
 
 
 def test_a_reply_names_its_message_by_place(bot, operator, new_user):

@@ -99,7 +99,7 @@ def _events(conn: sqlite3.Connection, chat: sqlite3.Row, after: int) -> tuple[li
         return [], False
     rows = conn.execute(NEWEST_EVENTS_SQL, (chat["id"], first[0], MAX_ACTIONS + 1)).fetchall()
     # A message of the user's at ``after`` itself is not after it.
-    events = [chat_events.render(r) for r in reversed(rows[:MAX_ACTIONS])
+    events = [_event(r) for r in reversed(rows[:MAX_ACTIONS])
               if not (r["kind"] == "message" and r["message_id"] <= after)]
     return events, len(rows) > MAX_ACTIONS
 
@@ -116,8 +116,14 @@ def _lead_in(conn: sqlite3.Connection, chat: sqlite3.Row, part: list[dict]) -> l
                                             MAX_ACTIONS - len(part))).fetchall()
     for n, row in enumerate(rows):   # newest first
         if row["kind"] in STARTS and (needed is None or row["after_message_id"] < needed):
-            return [chat_events.render(r) for r in reversed(rows[:n + 1])]
-    return [chat_events.render(r) for r in reversed(rows)]   # no Start kept: from the oldest
+            return [_event(r) for r in reversed(rows[:n + 1])]
+    return [_event(r) for r in reversed(rows)]   # no Start kept: from the oldest
+
+
+def _event(row: sqlite3.Row) -> dict:
+    """A journal entry as the sandbox shows it, with the chat version it made
+    (None before migration 0016): where it stands among edits and deletions."""
+    return {**chat_events.render(row), "version": row["version"]}
 
 
 def _referred(event: dict) -> int | None:

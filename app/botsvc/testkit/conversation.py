@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from botsvc.domain.conversation_walk import SHOWN_FIELDS, chat_of, params_of, result_of
+from botsvc.domain.conversation_steps import SHOWN_FIELDS, chat_of, params_of, result_of
 from botsvc.testkit.client import BotsvcError
 from botsvc.testkit.harness import DEFAULT_WAIT_SECONDS, Botsvc, TestBot
 

@@ -36,6 +36,7 @@ from typing import Any
 from botsvc.domain.conversation_steps import SHOWN_FIELDS, chat_of, params_of, result_of
 from botsvc.testkit.client import BotsvcError
 from botsvc.testkit.harness import DEFAULT_WAIT_SECONDS, Botsvc, TestBot
+from botsvc.testkit.waits import waited
 
 # How long skip_reactions() (with no count) lets the bot answer a Start
 # nobody checks.
@@ -212,16 +213,16 @@ class ConversationUser:
     def _next(self, expected: dict) -> dict:
         __tracebackhide__ = True   # the failure points at the step in the test
         self.expected_in_step += 1
-        deadline = time.monotonic() + self.timeout
-        while not self.pending:
-            self._check_bot_running(f"reaction {self.expected_in_step}")
-            if time.monotonic() >= deadline:
-                raise AssertionError(
-                    f"{self.step}, reaction {self.expected_in_step}:\n"
-                    f"  expected: {_describe(expected)}\n"
-                    f"  actual:   nothing within {self.timeout:g} s")
-            time.sleep(0.05)
-            self._read()
+        if not self.pending:   # each read waits on the server for the bot's next call
+            for _ in waited(self._read, bool, self.timeout, self.bot.read_seconds()):
+                if self.pending:
+                    break
+                self._check_bot_running(f"reaction {self.expected_in_step}")
+        if not self.pending:
+            raise AssertionError(
+                f"{self.step}, reaction {self.expected_in_step}:\n"
+                f"  expected: {_describe(expected)}\n"
+                f"  actual:   nothing within {self.timeout:g} s")
         return self.pending.pop(0)
 
     def _compare(self, expected: dict, actual: dict) -> None:
@@ -242,25 +243,17 @@ class ConversationUser:
     def _newest_calls(self) -> list[dict]:
         return self.operator.call("getBotCalls", bot_id=self.bot.id, limit=100)["calls"]
 
-    def _new_calls(self) -> list[dict]:
-        """The bot's calls recorded after ``last_call_id``, oldest first, with
-        their detail: the one read of the call log (newest first there)."""
-        fresh: list[dict] = []
-        cursor = None
-        while True:
-            page = self.operator.call("getBotCalls", bot_id=self.bot.id, limit=100,
-                                      cursor=cursor, detail=True)
-            newer = [c for c in page["calls"] if c["call_id"] > self.last_call_id]
-            fresh[:0] = list(reversed(newer))
-            cursor = page["next_cursor"]
-            if len(newer) < len(page["calls"]) or cursor is None:
-                break
-        return sorted(fresh, key=lambda c: c["call_id"])
-
-    def _read(self) -> None:
-        for call in self._new_calls():
+    def _read(self, wait_ms: int = 0) -> int:
+        """The bot's new calls, oldest first, with their detail (a re-send's
+        mark, a message kept whole), into ``pending`` as reactions; how many
+        were read. ``wait_ms``: the server waits that long for one. The one
+        read of the call log after the first."""
+        fresh = self.operator.calls_after(self.bot.id, self.last_call_id, detail=True,
+                                          wait_ms=wait_ms)
+        for call in fresh:
             self.last_call_id = call["call_id"]
             self.pending += self._reactions(call)
+        return len(fresh)
 
     def _reactions(self, call: dict) -> list[dict]:
         kind = reaction_kinds().get(call["method"])

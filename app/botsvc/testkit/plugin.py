@@ -22,8 +22,9 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
   test never holds the loop.
 - ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
   conversation (exportChat) asks for it. ``botsvc_bot_command`` runs it as a
-  process (``bot_process``), ``botsvc_bot_object`` as an SDK bot object, or
-  your conftest.py defines it.
+  process (``bot_process``), ``botsvc_bot_object`` as an SDK bot object
+  (botsvc.bot, polled in process), or your conftest.py defines it. Under
+  the plugin every SDK bot polls at the plugin's pace.
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
@@ -133,7 +134,9 @@ def botsvc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """The session's installation: ``Botsvc`` for a server started here, or
     for the one ``botsvc_url`` (BOTSVC_URL) and BOTSVC_ADMIN_TOKEN name."""
     from botsvc.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
+    from botsvc.testkit.sdk_bot import poll_at_the_suites_pace  # lazy: it loads the SDK
 
+    poll_at_the_suites_pace()   # every SDK bot of the session, its own fixtures' too
     settings = request.config.stash[SETTINGS_KEY]
     if settings.url:
         yield Botsvc(settings.url, settings.admin_token)
@@ -283,7 +286,11 @@ def _bot_command_running(request: pytest.FixtureRequest, settings, bot: TestBot,
 
 
 def _bot_object_running(request: pytest.FixtureRequest, spec: str, bot: TestBot):
-    """The SDK's bot object MODULE:NAME, run against ``bot`` for one test."""
-    pytest.fail(f"botsvc_bot_object ({spec}): running a bot object is not in this version"
-                " of botsvc yet; use botsvc_bot_command", pytrace=False)
-    yield
+    """The SDK's bot object MODULE:NAME, polled against ``bot`` in this
+    process for one test (imported with the ini file's folder, else the
+    rootdir, on sys.path)."""
+    from botsvc.testkit.sdk_bot import running  # lazy: only a suite that names one loads the SDK
+
+    config = request.config
+    folder = config.inipath.parent if config.inipath else config.rootpath
+    yield from running(spec, folder, bot)

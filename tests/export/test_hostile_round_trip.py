@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from botsvc.devkit.servers import running_server
-from botsvc.testkit.conversation import replay_transcript
 from botsvc.testkit.harness import Botsvc
+from botsvc.testkit.transcript import replay
 from tests.export.hostile import CORPUS
 from tests.export.hostile_bot import LONG_TEXT, HostileBot
 from tests.export.test_round_trip import run_inner_pytest
@@ -84,7 +84,7 @@ def replay_with_a_fresh_bot(botsvc: Botsvc, transcript: dict) -> None:
     thread = threading.Thread(target=hostile.run, args=(stop,), daemon=True)
     thread.start()
     try:
-        replay_transcript(botsvc, bot, transcript, timeout=10)
+        replay(botsvc, bot, transcript, timeout=10)
     finally:
         stop.set()
         thread.join(timeout=30)

@@ -18,9 +18,9 @@ file. A reaction that differs, or one that never comes within the timeout,
 fails the test naming the step, with what was expected beside what the bot
 did; an action the service refuses fails naming its step too.
 
-The same steps run from data (a ``botsvc-transcript/1`` file's): ``run_steps``
-and ``replay_transcript``, the entry points of tools that replay a
-transcript (``botsvc run-transcript``).
+The same steps run from data (a ``botsvc-transcript/1`` file's steps):
+``run_steps``, which ``botsvc.testkit.transcript.replay`` (``botsvc
+run-transcript``) calls.
 """
 from __future__ import annotations
 
@@ -309,16 +309,8 @@ def run_steps(user: ConversationUser, steps: list[dict]) -> None:
     user.done()
 
 
-def replay_transcript(botsvc: Botsvc, bot: TestBot, transcript: dict, *,
-                      timeout: float = DEFAULT_WAIT_SECONDS) -> None:
-    """A new simulated user of ``bot`` replays ``transcript`` (a dict)."""
-    if transcript.get("format") != "botsvc-transcript/1":
-        raise ValueError("not a botsvc-transcript/1 transcript")
-    run_steps(conversation(botsvc, bot, timeout=timeout), transcript["steps"])
-
-
 def _place_of(place: dict | None) -> Place | None:
-    return None if place is None else Place(place["from"], place["index"])
+    return None if place is None else Place(place["from"], int(place["index"]))
 
 
 def _act(user: ConversationUser, action: dict) -> None:

@@ -7,19 +7,20 @@ at all. A bad value stops the start (scripts/server, gunicorn, the ``botsvc``
 command) with one line naming the setting and no traceback: ``SettingError``
 is a ``SystemExit``. ``Settings.from_env`` is the only place that reads
 BOTSVC_* variables; the media pipeline's ``MediaConfig`` and gunicorn's
-configuration are views of it.
+configuration are views of it. The signing key it loads lives in the data
+dir (app/botsvc/secret_key.py).
 """
 from __future__ import annotations
 
-import contextlib
-import errno
 import logging
 import os
 import re
-import secrets
 import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from botsvc.replica_url import replica_url
+from botsvc.secret_key import load_or_create_secret
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,14 @@ def _choice(env: dict, name: str, allowed: tuple[str, ...], default: str) -> str
     if raw not in allowed:
         raise SettingError(name, f"must be one of {', '.join(allowed)}, got {_shown(raw)}")
     return raw
+
+
+def _replica(env: dict, name: str) -> str | None:
+    raw = _raw(env, name)
+    try:
+        return None if raw is None else replica_url(raw, _raw(env, "BOTSVC_DATA_DIR") or "./data")
+    except ValueError as problem:
+        raise SettingError(name, f"{problem}, got {_shown(raw)}") from None
 
 
 def _bind(env: dict, default: str) -> str:
@@ -193,11 +202,15 @@ class Settings:
     media_tool_timeout: float = 600.0    # one ffmpeg run over 10 minutes of media
     media_scan_timeout: float = 300.0
     media_tool_memory_bytes: int = 2 * GIB
-    # "start": `botsvc serve` probes the media tools before serving; "lazy" (a
-    # test server): not then, and a broken tool fails its upload (503).
+    # When `botsvc serve` checks the media tools: "start" (before serving, a
+    # real installation) or "lazy" (not then: a test server that most runs
+    # never upload to; an upload with a broken tool still fails closed, 503
+    # DEPENDENCY_UNAVAILABLE, and /readyz still reports the tools).
     media_check: str = "start"
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
+    # Litestream's replica of the database (app/botsvc/replication.py); None: none.
+    replica: str | None = None
 
     @property
     def db_path(self) -> str:
@@ -247,6 +260,7 @@ class Settings:
                                          cls.media_tool_memory_bytes,
                                          minimum=MIN_TOOL_MEMORY_BYTES),
             media_check=_choice(env, "BOTSVC_MEDIA_CHECK", ("start", "lazy"), cls.media_check),
+            replica=_replica(env, "BOTSVC_REPLICA"),
         )
         values.update(overrides)
         if secret and not values.get("secret_key"):
@@ -255,45 +269,3 @@ class Settings:
                 configured.encode() if configured else load_or_create_secret(values["data_dir"])
             )
         return cls(**values)
-
-
-def load_or_create_secret(data_dir: str) -> bytes:
-    """The signing key, generated once and kept in the data dir (mode 0600).
-
-    Written whole to a temporary file, then linked into place: the first of
-    several starting workers wins, the others read what it wrote, and a disk
-    too full to hold it leaves no empty key file behind (one clear line
-    instead; with a key already there, a start writes nothing).
-    """
-    os.makedirs(data_dir, mode=0o700, exist_ok=True)
-    path = os.path.join(data_dir, "secret_key")
-    if not os.path.exists(path):
-        _write_new_secret(data_dir, path)
-    with open(path, "rb") as fh:
-        key = fh.read().strip()
-    if not key:
-        raise SystemExit(f"botsvc: the signing key file {path} is empty: remove it to generate"
-                         " a new one (signed download URLs given out so far stop working)")
-    return key
-
-
-def _write_new_secret(data_dir: str, path: str) -> None:
-    tmp = os.path.join(data_dir, f".secret_key.{secrets.token_hex(8)}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_hex(32).encode())
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass   # another worker's key won; it is read back by the caller
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise SystemExit(f"botsvc: cannot create the signing key in {data_dir}:"
-                             " the disk is full") from None
-        raise
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)

@@ -36,6 +36,9 @@ PARSE_MODES = ("plain",)
 # userGetChat's page: 1 to 1000 messages, 100 when not given.
 USER_CHAT_MAX_LIMIT = 1000
 USER_CHAT_DEFAULT_LIMIT = 100
+# How long an operator read may wait for what it waits for (wait_ms:
+# getBotCalls, userGetChat; docs/testing-tools.md#waiting-without-polling).
+OPERATOR_WAIT_MAX_MS = 10_000
 
 # How long the service keeps what it keeps for a day, in service time: pending
 # updates, Idempotency-Key records, webhook delivery records, the call log.
@@ -44,7 +47,6 @@ RETENTION_SECONDS = 24 * 3600
 # The bots' call log (getBotCalls): what is kept of each bot, and the bound on
 # a record's params and result (each one's compact JSON, in bytes).
 CALL_LOG_KEPT_CALLS = 1000
-CALL_LOG_RETENTION_SECONDS = RETENTION_SECONDS
 CALL_LOG_BODY_MAX_BYTES = 16 * 1024
 # With getBotCalls detail, each field of params left out for size, cut to this.
 CALL_LOG_PREVIEW_MAX_BYTES = 256

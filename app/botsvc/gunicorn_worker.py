@@ -1,6 +1,8 @@
 """botsvc's gunicorn worker: gthread, plus what its connections need
-(docs/connection.md). The gunicorn internals it relies on are named in
-tests/infra/test_gunicorn_internals.py (setup.cfg pins one minor range).
+(docs/connection.md), and a quit path that leaves at once. The gunicorn
+internals it relies on are named in tests/infra/test_gunicorn_internals.py
+(setup.cfg pins one minor range). Long because gthread's ThreadWorker is one
+class, and so are its overrides here.
 
 - A request head is read by the main loop, which holds no thread, within the
   limits of app/botsvc/connection/request_head.py, and handed to gunicorn's parser
@@ -22,7 +24,9 @@ tests/infra/test_gunicorn_internals.py (setup.cfg pins one minor range).
 from __future__ import annotations
 
 import contextlib
+import os
 import selectors
+import sys
 import time
 from functools import partial
 from http import HTTPStatus
@@ -31,6 +35,7 @@ from gunicorn import util
 from gunicorn.http.errors import LimitRequestHeaders, LimitRequestLine
 from gunicorn.workers.gthread import ThreadWorker
 
+from botsvc import commits
 from botsvc.config import Settings
 from botsvc.connection import body, request_head, sockets, wire
 from botsvc.errors import ApiError
@@ -90,6 +95,34 @@ class BotsvcWorker(ThreadWorker):
     def run(self):
         self.lingering = sockets.Lingering(self.poller, self._closed)
         super().run()
+
+    # -- stopping -------------------------------------------------------------------------
+
+    def handle_exit(self, sig, frame):
+        commits.stop_waiting()   # operator reads that wait answer now, not at their end
+        super().handle_exit(sig, frame)
+
+    def handle_quit(self, sig, frame):
+        """SIGINT or SIGQUIT: gunicorn's quick shutdown, the worker gone at once.
+        gthread's own (gunicorn.workers.base.Worker.handle_quit) sleeps 0.1 s
+        in the signal handler, then exits through the interpreter's shutdown,
+        which waits for the thread pool's requests in flight and takes
+        0.1-0.2 s more; and a second quit signal arriving meanwhile (SIGINT
+        to the whole group, then the master's SIGQUIT) entered it again and
+        could deadlock on the pool's shutdown lock. Here: once only, and out
+        through ``os._exit`` once the worker_int hook has run. Every write was
+        committed before it was answered; what is cut is as a crash's
+        (nothing delivered twice, nothing lost that was answered)."""
+        if getattr(self, "quitting", False):
+            return
+        self.quitting = True
+        self.alive = False
+        commits.stop_waiting()
+        self.cfg.worker_int(self)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(0)
 
     # -- the head, in the main loop ---------------------------------------------------
 

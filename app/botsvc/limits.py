@@ -114,7 +114,7 @@ def _take(limits: list[Limit], tats: dict[str, float], now: float) -> dict[str, 
 
 
 # While the disk is full the shared TATs cannot be written, and a read that
-# writes nothing else still answers (app/botsvc/api/dispatch.py). Its rate is then
+# writes nothing else still answers (app/botsvc/api/run.py). Its rate is then
 # taken from this process's own TATs, which start from the stored ones: the
 # limit still holds in each process, and a bot that was over it stays over.
 _unrecorded: dict[tuple[int, str], float] = {}

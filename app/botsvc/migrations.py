@@ -50,6 +50,18 @@ def migration_files(directory: str = MIGRATIONS_DIR) -> list[tuple[int, str]]:
     return found
 
 
+def applied_names(conn: sqlite3.Connection) -> set[str]:
+    """The migrations recorded as applied to this database, by file name."""
+    return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+
+
+def is_current(conn: sqlite3.Connection, directory: str = MIGRATIONS_DIR) -> bool:
+    """Whether every migration this code has is applied (the readiness
+    check's schema_outdated)."""
+    known = {os.path.basename(path) for _, path in migration_files(directory)}
+    return known <= applied_names(conn)
+
+
 def migrate(db_path: str, directory: str = MIGRATIONS_DIR) -> int:
     """Apply every migration not applied yet, exactly once, however many
     processes start together; refuse a database migrated by newer code.
@@ -90,7 +102,7 @@ def _applied_migrations(conn: sqlite3.Connection, db_path: str,
     has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
                              " AND name = 'schema_migrations'").fetchone()
     if has_table:
-        applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        applied = applied_names(conn)
         unknown = sorted(applied - {name for _, name, _ in files})
     else:
         version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -13,7 +13,8 @@ import pytest
 
 from botsvc.call_log.writer import EXTENSION
 from botsvc.db import checkpoint, connect
-from botsvc.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT, TRIM_SLACK
+from botsvc.domain.call_log import BODY_MAX_BYTES, KEPT_PER_BOT
+from botsvc.domain.call_records import TRIM_SLACK
 from botsvc.jobs.runner import run_job
 from botsvc.jsontext import dumps
 from tests.support.contract import ADMIN_TOKEN, BotClient, Operator, assert_invalid

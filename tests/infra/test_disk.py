@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from botsvc import db, disk, limits, migrations
-from botsvc.config import load_or_create_secret
 from botsvc.errors import ApiError, ErrorCode, RateLimited
 from botsvc.media.signatures import DB_FILE, build_test_signature_db
+from botsvc.secret_key import load_or_create_secret
 from tests.support.small_disk import fill, small_tmpfs
 
 

@@ -21,6 +21,7 @@ from botsvc.api.registry import METHODS
 from botsvc.db import Connection
 from botsvc.jobs import run_job
 from botsvc.jobs.schedule import DELIVER_BROADCASTS, DELIVER_WEBHOOKS, JOBS
+from tests.support.contract import ADMIN_TOKEN, BotClient, Operator
 from tests.support.media_files import image_bytes, multipart
 
 # Tables whose rows grow with history, members or traffic.
@@ -76,7 +77,7 @@ def capture(monkeypatch) -> Capture:
         self.set_trace_callback(captured)
     monkeypatch.setattr(Connection, "__init__", traced)
     # Connections kept open by this thread from before are opened again, traced.
-    monkeypatch.setattr("botsvc.db._thread.conn", None, raising=False)
+    monkeypatch.setattr("botsvc.db.connection._thread.conn", None, raising=False)
     return captured
 
 
@@ -111,117 +112,59 @@ def _table_of(detail: str) -> str:
     return detail.split()[1] if detail.startswith(("SCAN", "SEARCH")) else detail
 
 
-def test_no_hot_query_scans_a_large_table(make_app, capture):
-    app = make_app(test_tools=True, webhook_allow_private=True, history_retention_days=1)
-    client = app.test_client()
-    from tests.support.contract import ADMIN_TOKEN, BotClient, Operator
-    operator = Operator(client)
-    created = operator("createBot", username="plans_bot")
-    bot = BotClient(client, created["bot"], created["token"])
-    other = operator("createBot", username="other_plans_bot")
-    users = [operator("createUser")["user_id"] for _ in range(3)]
-    chats = [operator("userStart", user_id=u, bot_id=bot.id)["chat_id"] for u in users]
-    operator("userStart", user_id=users[0], bot_id=other["bot"]["id"])
-    called: set[str] = set()
+class Caller:
+    """The test's calls, each under its label: the bot's /v2 calls (named in
+    ``called``), the operator's, the jobs' passes, the sandbox's pages."""
 
-    def v2(method: str, /, **params):
-        capture.label = method
-        called.add(method)
-        answer = bot.call(method, params)
-        capture.label = None
-        return answer.get_json()
+    def __init__(self, app, capture: Capture):
+        self.app, self.capture, self.client = app, capture, app.test_client()
+        self.operator = Operator(self.client)
+        created = self.operator("createBot", username="plans_bot")
+        self.bot = BotClient(self.client, created["bot"], created["token"])
+        self.other = self.operator("createBot", username="other_plans_bot")
+        self.users = [self.operator("createUser")["user_id"] for _ in range(3)]
+        self.chats = [self.operator("userStart", user_id=u, bot_id=self.bot.id)["chat_id"]
+                      for u in self.users]
+        self.operator("userStart", user_id=self.users[0], bot_id=self.other["bot"]["id"])
+        self.called: set[str] = set()
 
-    def upload(method: str, field: str, **params):
-        capture.label = method
-        called.add(method)
-        answer = multipart(bot, method, {field: (image_bytes("PNG"), "dot.png")}, **params)
-        capture.label = None
-        return answer.get_json()
-
-    def labelled(label: str, run):
-        capture.label = label
+    def labelled(self, label: str, run):
+        self.capture.label = label
         try:
             return run()
         finally:
-            capture.label = None
+            self.capture.label = None
 
-    chat = chats[0]
-    keyboard = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
-    v2("getMe")
-    v2("getChat", chat_id=chat)
-    v2("getChatMember", chat_id=chat)
-    sent = v2("sendMessage", chat_id=chat, text="hello", reply_markup=keyboard)["result"]
-    v2("sendMessage", chat_id=chat, text="again", reply_to_message_id=sent["message_id"])
-    card = v2("sendCard", chat_id=chat, card={"type": "info", "title": "Card"})["result"]
-    v2("editMessageText", chat_id=chat, message_id=sent["message_id"], text="edited")
-    v2("editMessageReplyMarkup", chat_id=chat, message_id=sent["message_id"],
-       reply_markup=keyboard)
-    v2("editMessageCard", chat_id=chat, message_id=card["message_id"],
-       card={"type": "info", "title": "Edited"})
-    file = upload("uploadFile", "file")["result"]
-    v2("getFile", file_id=file["file_id"])
-    photo = v2("sendPhoto", chat_id=chat, photo=file["file_id"], caption="a dot")["result"]
-    upload("sendPhoto", "photo", chat_id=chat)
-    for method, field in (("sendVoice", "voice"), ("sendVideo", "video"),
-                          ("sendAudio", "audio"), ("sendDocument", "document"),
-                          ("sendAnimation", "animation")):
-        v2(method, chat_id=chat, **{field: file["file_id"]})
-    v2("sendMediaGroup", chat_id=chat, media=[{"type": "photo", "media": file["file_id"]},
-                                              {"type": "photo", "media": file["file_id"]}])
-    v2("editMessageCaption", chat_id=chat, message_id=photo["message_id"], caption="new")
-    v2("editMessageMedia", chat_id=chat, message_id=photo["message_id"],
-       media={"type": "photo", "media": file["file_id"]})
-    query = labelled("userClickButton", lambda: operator(
-        "userClickButton", user_id=users[0], bot_id=bot.id, message_id=sent["message_id"],
-        callback_data="go"))
-    labelled("userSendMessage", lambda: operator(
-        "userSendMessage", user_id=users[0], bot_id=bot.id, text="hi bot"))
-    updates = v2("getUpdates")["result"]
-    v2("getUpdates", offset=updates[-1]["update_id"] + 1)
-    v2("answerCallbackQuery", callback_query_id=query["callback_query_id"], text="ok")
-    v2("deleteMessage", chat_id=chat, message_id=card["message_id"])
-    v2("deleteMessages", chat_id=chat, message_ids=[sent["message_id"]])
-    v2("getSubscribers")
-    page = v2("getSubscribers", limit=1)["result"]
-    v2("getSubscribers", limit=1, cursor=page["next_cursor"])
-    broadcast = v2("createBroadcast", method="sendMessage", payload={"text": "news"})["result"]
-    labelled(DELIVER_BROADCASTS, lambda: run_job(app, DELIVER_BROADCASTS))
-    v2("getBroadcast", broadcast_id=broadcast["broadcast_id"])
-    first = v2("getBroadcastRecipients", broadcast_id=broadcast["broadcast_id"],
-               limit=1)["result"]
-    v2("getBroadcastRecipients", broadcast_id=broadcast["broadcast_id"], limit=1,
-       cursor=first["next_cursor"])
-    queued = v2("createBroadcast", method="sendMessage", payload={"text": "more"})["result"]
-    v2("cancelBroadcast", broadcast_id=queued["broadcast_id"])
-    labelled("userSendMessage", lambda: operator(
-        "userSendMessage", user_id=users[1], bot_id=bot.id, text="for the hook"))
-    v2("setWebhook", url="https://127.0.0.1:9/hook")
-    v2("getWebhookInfo")
-    labelled(DELIVER_WEBHOOKS, lambda: run_job(app, DELIVER_WEBHOOKS))
-    # The testing tools' replay: an acknowledged update found in its chat's
-    # journal, and the delivery records with their replay marks.
-    labelled("redeliverUpdate", lambda: operator("redeliverUpdate", bot_id=bot.id,
-                                                 update_id=updates[0]["update_id"]))
-    labelled("getWebhookDeliveries", lambda: operator("getWebhookDeliveries", bot_id=bot.id))
-    v2("deleteWebhook", drop_pending_updates=True)
-    labelled("userGetChat", lambda: operator("userGetChat", user_id=users[0], bot_id=bot.id))
-    labelled("exportChat", lambda: operator("exportChat", user_id=users[0], bot_id=bot.id))
-    person = client
-    form = person.get("/sandbox/signin").text
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
-    assert person.post("/sandbox/signin", data={"csrf_token": token,
-                                                "token": ADMIN_TOKEN}).status_code == 303
-    for label, path in (("sandbox chat state", f"/sandbox/chats/{users[0]}/{bot.id}/state"),
-                        ("sandbox chat page", f"/sandbox/chats/{users[0]}/{bot.id}"),
-                        ("sandbox chat list", f"/sandbox/chats?user={users[0]}"),
-                        ("sandbox update path", f"/sandbox/chats/{users[0]}/{bot.id}/path"
-                                                f"?update_id={updates[0]['update_id']}"),
-                        ("sandbox replays", f"/sandbox/bots/{bot.id}/replays")):
-        assert labelled(label, lambda path=path: person.get(path)).status_code == 200
+    def v2(self, method: str, /, **params):
+        self.called.add(method)
+        return self.labelled(method, lambda: self.bot.call(method, params)).get_json()
+
+    def upload(self, method: str, field: str, **params):
+        self.called.add(method)
+        return self.labelled(method, lambda: multipart(
+            self.bot, method, {field: (image_bytes("PNG"), "dot.png")}, **params)).get_json()
+
+    def operate(self, method: str, /, **params):
+        return self.labelled(method, lambda: self.operator(method, **params))
+
+    def job(self, name):
+        return self.labelled(getattr(name, "name", name), lambda: run_job(self.app, name))
+
+
+def test_no_hot_query_scans_a_large_table(make_app, capture):
+    app = make_app(test_tools=True, webhook_allow_private=True, history_retention_days=1)
+    calls = Caller(app, capture)
+    sent = sends_and_edits(calls)
+    media(calls)
+    updates = clicks_and_updates(calls, sent)
+    subscribers_and_broadcasts(calls)
+    webhooks_and_replays(calls, updates)
+    sandbox_pages(calls, updates)
     for job in JOBS:   # every listed job's pass, the deliveries above included
-        labelled(job.name, lambda job=job: run_job(app, job))
+        calls.job(job)
 
-    assert called == set(METHODS), f"methods this test does not call: {set(METHODS) - called}"
+    assert calls.called == set(METHODS), \
+        f"methods this test does not call: {set(METHODS) - calls.called}"
     import sqlite3
     conn = sqlite3.connect(app.config["SETTINGS"].db_path)
     scans = [f"{label}: {detail} in {sql}"
@@ -231,3 +174,101 @@ def test_no_hot_query_scans_a_large_table(make_app, capture):
              if (label, _table_of(detail)) not in ALLOWED_SCANS]
     conn.close()
     assert not scans, "full scans of large tables in hot queries:\n" + "\n".join(scans)
+
+
+KEYBOARD = {"inline_keyboard": [[{"text": "Go", "callback_data": "go"}]]}
+
+
+def sends_and_edits(calls: Caller) -> dict:
+    """The bot's reads, text and card sends and edits; the first message sent."""
+    v2, chat = calls.v2, calls.chats[0]
+    v2("getMe")
+    v2("getChat", chat_id=chat)
+    v2("getChatMember", chat_id=chat)
+    sent = v2("sendMessage", chat_id=chat, text="hello", reply_markup=KEYBOARD)["result"]
+    v2("sendMessage", chat_id=chat, text="again", reply_to_message_id=sent["message_id"])
+    card = v2("sendCard", chat_id=chat, card={"type": "info", "title": "Card"})["result"]
+    v2("editMessageText", chat_id=chat, message_id=sent["message_id"], text="edited")
+    v2("editMessageReplyMarkup", chat_id=chat, message_id=sent["message_id"],
+       reply_markup=KEYBOARD)
+    v2("editMessageCard", chat_id=chat, message_id=card["message_id"],
+       card={"type": "info", "title": "Edited"})
+    v2("deleteMessage", chat_id=chat, message_id=card["message_id"])
+    return sent
+
+
+def media(calls: Caller) -> None:
+    """An upload, every media send by file_id and one by upload, and the media edits."""
+    v2, chat = calls.v2, calls.chats[0]
+    file = calls.upload("uploadFile", "file")["result"]
+    v2("getFile", file_id=file["file_id"])
+    photo = v2("sendPhoto", chat_id=chat, photo=file["file_id"], caption="a dot")["result"]
+    calls.upload("sendPhoto", "photo", chat_id=chat)
+    for method, field in (("sendVoice", "voice"), ("sendVideo", "video"),
+                          ("sendAudio", "audio"), ("sendDocument", "document"),
+                          ("sendAnimation", "animation")):
+        v2(method, chat_id=chat, **{field: file["file_id"]})
+    v2("sendMediaGroup", chat_id=chat, media=[{"type": "photo", "media": file["file_id"]},
+                                              {"type": "photo", "media": file["file_id"]}])
+    v2("editMessageCaption", chat_id=chat, message_id=photo["message_id"], caption="new")
+    v2("editMessageMedia", chat_id=chat, message_id=photo["message_id"],
+       media={"type": "photo", "media": file["file_id"]})
+
+
+def clicks_and_updates(calls: Caller, sent: dict) -> list[dict]:
+    """A click and a message of the user, polled and answered; the updates."""
+    v2, user, bot_id = calls.v2, calls.users[0], calls.bot.id
+    query = calls.operate("userClickButton", user_id=user, bot_id=bot_id,
+                          message_id=sent["message_id"], callback_data="go")
+    calls.operate("userSendMessage", user_id=user, bot_id=bot_id, text="hi bot")
+    updates = v2("getUpdates")["result"]
+    v2("getUpdates", offset=updates[-1]["update_id"] + 1)
+    v2("answerCallbackQuery", callback_query_id=query["callback_query_id"], text="ok")
+    v2("deleteMessages", chat_id=calls.chats[0], message_ids=[sent["message_id"]])
+    return updates
+
+
+def subscribers_and_broadcasts(calls: Caller) -> None:
+    v2 = calls.v2
+    v2("getSubscribers")
+    page = v2("getSubscribers", limit=1)["result"]
+    v2("getSubscribers", limit=1, cursor=page["next_cursor"])
+    broadcast = v2("createBroadcast", method="sendMessage", payload={"text": "news"})["result"]
+    calls.job(DELIVER_BROADCASTS)
+    v2("getBroadcast", broadcast_id=broadcast["broadcast_id"])
+    first = v2("getBroadcastRecipients", broadcast_id=broadcast["broadcast_id"],
+               limit=1)["result"]
+    v2("getBroadcastRecipients", broadcast_id=broadcast["broadcast_id"], limit=1,
+       cursor=first["next_cursor"])
+    queued = v2("createBroadcast", method="sendMessage", payload={"text": "more"})["result"]
+    v2("cancelBroadcast", broadcast_id=queued["broadcast_id"])
+
+
+def webhooks_and_replays(calls: Caller, updates: list[dict]) -> None:
+    """A webhook's delivery; the testing tools' replay: an acknowledged update
+    found in its chat's journal, and the delivery records with their marks."""
+    v2, bot_id = calls.v2, calls.bot.id
+    calls.operate("userSendMessage", user_id=calls.users[1], bot_id=bot_id, text="for the hook")
+    v2("setWebhook", url="https://127.0.0.1:9/hook")
+    v2("getWebhookInfo")
+    calls.job(DELIVER_WEBHOOKS)
+    calls.operate("redeliverUpdate", bot_id=bot_id, update_id=updates[0]["update_id"])
+    calls.operate("getWebhookDeliveries", bot_id=bot_id)
+    v2("deleteWebhook", drop_pending_updates=True)
+    calls.operate("userGetChat", user_id=calls.users[0], bot_id=bot_id)
+    calls.operate("exportChat", user_id=calls.users[0], bot_id=bot_id)
+
+
+def sandbox_pages(calls: Caller, updates: list[dict]) -> None:
+    person, user, bot_id = calls.client, calls.users[0], calls.bot.id
+    form = person.get("/sandbox/signin").text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
+    assert person.post("/sandbox/signin", data={"csrf_token": token,
+                                                "token": ADMIN_TOKEN}).status_code == 303
+    for label, path in (("sandbox chat state", f"/sandbox/chats/{user}/{bot_id}/state"),
+                        ("sandbox chat page", f"/sandbox/chats/{user}/{bot_id}"),
+                        ("sandbox chat list", f"/sandbox/chats?user={user}"),
+                        ("sandbox update path", f"/sandbox/chats/{user}/{bot_id}/path"
+                                                f"?update_id={updates[0]['update_id']}"),
+                        ("sandbox replays", f"/sandbox/bots/{bot_id}/replays")):
+        assert calls.labelled(label, lambda path=path: person.get(path)).status_code == 200

@@ -88,75 +88,96 @@ def test_redeliver_and_follow_an_updates_path(browser, tmp_path):
         message, _ = shown(browser, f"#msg-{said['message_id']} .text", SLOW_DEADLINE)
         message.click()
 
-        # The path of the user's message: delivered by getUpdates, the reply after it.
-        [section] = path_section(browser, f"The path of update {update['update_id']}")
-        assert section["by"] == "getUpdates"
-        assert section["delivery"].startswith("Delivered by getUpdates")
-        [reaction] = section["calls"]
-        assert "sendMessage" in reaction
-
-        # Redeliver: the bot polls it again under a new update_id.
-        click(browser, "#inspector-body .path-section .path-redeliver")
-        again = bot.next_update("message")
-        assert again["update_id"] > update["update_id"]
-        assert again["message"] == update["message"]
-        answer = bot.call("sendMessage", chat_id=chat_id, text="pong again")
-        shown(browser, "#inspector-body .path-replay", SLOW_DEADLINE)
-        assert browser.execute_script(
-            "return document.querySelector('#inspector-body .path-replay').textContent"
-        ).startswith(str(again["update_id"]))
-        click(browser, "#inspector-body .path-replay")
-        path_section(browser, f"a replay of {update['update_id']}")
-        wait_for(browser, lambda d: any("sendMessage" in c for s in path_sections(
-            d, "a replay of") for c in s["calls"]), SLOW_DEADLINE, "the reply to the replay")
-
-        # Back from the bot's reply to the update it answered.
-        click(browser, f"#msg-{reply['message_id']} .text")
-        path_section(browser, f"The path of update {update['update_id']}")
-        wait_for(browser, lambda d: any(c.endswith("this call") for s in path_sections(
-            d, "The path of update") for c in s["calls"]), SLOW_DEADLINE, "the reply, marked")
-
-        # From the call list: the path of the second reply, then Re-send it.
-        newest = "#feed li.call[data-method='sendMessage']"   # the list is newest first
-        wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, newest)) == 2,
-                 SLOW_DEADLINE, "both replies in the call list")
-        click(browser, f"{newest} .call-path")
-        path_section(browser, f"The path of update {again['update_id']}")
-        click(browser, f"{newest} .call-resend")
-        wait_for(browser, lambda d: any(t.text == "Re-sent sendMessage: HTTP 200" for t in
-                                        d.find_elements(By.CSS_SELECTOR, ".toast")),
-                 SLOW_DEADLINE, "the re-send's toast")
-        wait_for(browser, lambda d: len([m for m in d.find_elements(
-            By.CSS_SELECTOR, ".message-list .text") if m.text == "pong again"]) == 2,
-            SLOW_DEADLINE, "the re-sent message in the chat")
-        assert answer["text"] == "pong again"
-
-        # A webhook: Redeliver on its attempt reaches the receiver again.
-        receiver = Receiver(None, statuses(200))
-        try:
-            bot.call("getUpdates", offset=bot.offset)   # acknowledge what was polled
-            bot.call("setWebhook", url=f"http://127.0.0.1:{receiver.port}/hook",
-                     secret_token="a-secret-token-of-16")
-            hooked = operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id,
-                              text="hook me")
-            wait_for(browser, lambda d: len(receiver.requests) == 1, SLOW_DEADLINE,
-                     "the webhook's delivery")
-            [first] = received_ids(receiver)
-            click(browser, "#deliveries-box summary")
-            click(browser, f"#deliveries li[data-update-id='{first}'] .attempt-redeliver")
-            wait_for(browser, lambda d: len(receiver.requests) == 2, SLOW_DEADLINE,
-                     "the redelivery")
-            replayed = received_ids(receiver)[1]
-            assert replayed > first
-            wait_for(browser, lambda d: d.execute_script(
-                f"const li = document.querySelector(\"#deliveries li[data-update-id='{replayed}']\");"
-                "return li && li.querySelector('.pill') && li.querySelector('.pill').textContent"
-            ) == f"replay of {first}", SLOW_DEADLINE, "the attempt marked as a replay")
-            click(browser, f"#deliveries li[data-update-id='{replayed}'] .attempt-detail-toggle")
-            shown(browser, f"#deliveries li[data-update-id='{replayed}'] .attempt-detail",
-                  SLOW_DEADLINE)
-            assert hooked["text"] == "hook me"
-        finally:
-            receiver.close()
+        the_path_shows_the_delivery_and_the_reply(browser, update)
+        again = redeliver_is_polled_again_and_listed_as_a_replay(browser, bot, chat_id, update)
+        the_reply_leads_back_to_the_update(browser, reply, update)
+        the_call_list_opens_a_path_and_resends_a_call(browser, again)
+        a_webhook_attempt_is_redelivered(browser, server, bot, user_id, bot_id)
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
+
+
+def the_path_shows_the_delivery_and_the_reply(browser, update: dict) -> None:
+    """The path of the user's message: delivered by getUpdates, the reply after it."""
+    [section] = path_section(browser, f"The path of update {update['update_id']}")
+    assert section["by"] == "getUpdates"
+    assert section["delivery"].startswith("Delivered by getUpdates")
+    [reaction] = section["calls"]
+    assert "sendMessage" in reaction
+
+
+def redeliver_is_polled_again_and_listed_as_a_replay(browser, bot: Bot, chat_id: str,
+                                                     update: dict) -> dict:
+    """Redeliver: the bot polls it again under a new update_id; the path
+    lists the replay, with its own path. The update polled again."""
+    click(browser, "#inspector-body .path-section .path-redeliver")
+    again = bot.next_update("message")
+    assert again["update_id"] > update["update_id"]
+    assert again["message"] == update["message"]
+    answer = bot.call("sendMessage", chat_id=chat_id, text="pong again")
+    assert answer["text"] == "pong again"
+    shown(browser, "#inspector-body .path-replay", SLOW_DEADLINE)
+    assert browser.execute_script(
+        "return document.querySelector('#inspector-body .path-replay').textContent"
+    ).startswith(str(again["update_id"]))
+    click(browser, "#inspector-body .path-replay")
+    path_section(browser, f"a replay of {update['update_id']}")
+    wait_for(browser, lambda d: any("sendMessage" in c for s in path_sections(
+        d, "a replay of") for c in s["calls"]), SLOW_DEADLINE, "the reply to the replay")
+    return again
+
+
+def the_reply_leads_back_to_the_update(browser, reply: dict, update: dict) -> None:
+    """Back from the bot's reply to the update it answered."""
+    click(browser, f"#msg-{reply['message_id']} .text")
+    path_section(browser, f"The path of update {update['update_id']}")
+    wait_for(browser, lambda d: any(c.endswith("this call") for s in path_sections(
+        d, "The path of update") for c in s["calls"]), SLOW_DEADLINE, "the reply, marked")
+
+
+def the_call_list_opens_a_path_and_resends_a_call(browser, again: dict) -> None:
+    """From the call list: the path of the second reply, then Re-send it."""
+    newest = "#feed li.call[data-method='sendMessage']"   # the list is newest first
+    wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, newest)) == 2,
+             SLOW_DEADLINE, "both replies in the call list")
+    click(browser, f"{newest} .call-path")
+    path_section(browser, f"The path of update {again['update_id']}")
+    click(browser, f"{newest} .call-resend")
+    wait_for(browser, lambda d: any(t.text == "Re-sent sendMessage: HTTP 200" for t in
+                                    d.find_elements(By.CSS_SELECTOR, ".toast")),
+             SLOW_DEADLINE, "the re-send's toast")
+    wait_for(browser, lambda d: len([m for m in d.find_elements(
+        By.CSS_SELECTOR, ".message-list .text") if m.text == "pong again"]) == 2,
+        SLOW_DEADLINE, "the re-sent message in the chat")
+
+
+def a_webhook_attempt_is_redelivered(browser, server, bot: Bot, user_id: int,
+                                     bot_id: int) -> None:
+    """Redeliver on a webhook's attempt reaches the receiver again, marked as
+    a replay in the list of attempts, whose request and response open."""
+    receiver = Receiver(None, statuses(200))
+    try:
+        bot.call("getUpdates", offset=bot.offset)   # acknowledge what was polled
+        bot.call("setWebhook", url=f"http://127.0.0.1:{receiver.port}/hook",
+                 secret_token="a-secret-token-of-16")
+        hooked = operator(server, "userSendMessage", user_id=user_id, bot_id=bot_id,
+                          text="hook me")
+        wait_for(browser, lambda d: len(receiver.requests) == 1, SLOW_DEADLINE,
+                 "the webhook's delivery")
+        [first] = received_ids(receiver)
+        click(browser, "#deliveries-box summary")
+        click(browser, f"#deliveries li[data-update-id='{first}'] .attempt-redeliver")
+        wait_for(browser, lambda d: len(receiver.requests) == 2, SLOW_DEADLINE,
+                 "the redelivery")
+        replayed = received_ids(receiver)[1]
+        assert replayed > first
+        wait_for(browser, lambda d: d.execute_script(
+            f"const li = document.querySelector(\"#deliveries li[data-update-id='{replayed}']\");"
+            "return li && li.querySelector('.pill') && li.querySelector('.pill').textContent"
+        ) == f"replay of {first}", SLOW_DEADLINE, "the attempt marked as a replay")
+        click(browser, f"#deliveries li[data-update-id='{replayed}'] .attempt-detail-toggle")
+        shown(browser, f"#deliveries li[data-update-id='{replayed}'] .attempt-detail",
+              SLOW_DEADLINE)
+        assert hooked["text"] == "hook me"
+    finally:
+        receiver.close()

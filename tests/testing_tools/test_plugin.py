@@ -4,6 +4,7 @@ marker, and nothing started when nothing asks."""
 from __future__ import annotations
 
 import socket
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -42,112 +43,118 @@ def test_loading_the_plugin_starts_nothing(pytester, no_server_start, monkeypatc
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+# A suite's own conftest, beside the plugin's fixtures.
+THEIR_CONFTEST = """
+import pytest
+
+# The names a suite is likely to use itself: no clash with the plugin.
+@pytest.fixture
+def app(): return "theirs"
+@pytest.fixture
+def client(): return "theirs"
+@pytest.fixture
+def operator(): return "theirs"
+@pytest.fixture
+def bot(): return "theirs"
+@pytest.fixture
+def chat(): return "theirs"
+"""
+# A bot's suite, run against the given server: every fixture and helper in use.
+THEIR_SUITE = """
+import pytest
+from botsvc.testkit.client import BotsvcError
+
+def test_a_user_talks_to_the_bot(botsvc_bot, botsvc_user, bot, operator, tmp_path):
+    assert bot == operator == "theirs"
+    assert botsvc_bot.api.get_me()["id"] == botsvc_bot.id
+    chat_id = botsvc_user.start("from_test")
+    botsvc_user.say("hello")
+    [start, hello] = botsvc_bot.api.get_updates()
+    assert start["membership"] == {"chat_id": chat_id, "status": "active",
+                                   "start_parameter": "from_test"}
+    assert hello["message"]["text"] == "hello"
+    sent = botsvc_bot.api.send_message(chat_id, "pick one", reply_markup={
+        "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]})
+    assert botsvc_user.wait_for_message("pick one")["message_id"] == sent["message_id"]
+    query_id = botsvc_user.click(sent, "a")
+    updates = botsvc_bot.api.get_updates(offset=hello["update_id"] + 1)
+    assert updates[0]["callback_query"]["id"] == query_id
+    notes = tmp_path / "notes.txt"
+    notes.write_text("some notes")
+    assert botsvc_user.send_file(notes)["media"]["kind"] == "document"
+    assert [m["text"] for m in botsvc_user.chat()["messages"] if "text" in m] == [
+        "/start from_test", "hello", "pick one"]
+
+def test_a_chat_read_page_by_page(botsvc_bot, botsvc_user):
+    chat_id = botsvc_user.start()
+    sent = [botsvc_bot.api.send_message(chat_id, f"m{i}", reply_markup={
+        "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}) for i in range(5)]
+    for message in sent[:2]:
+        botsvc_bot.api.answer_callback_query(botsvc_user.click(message, "a"),
+                                             text=message["text"])
+    botsvc_user.page_limit = 2        # five messages and /start: three pages
+    chat = botsvc_user.chat()
+    assert [m["text"] for m in chat["messages"]] == ["/start", "m0", "m1", "m2", "m3",
+                                                     "m4"]
+    assert [a["text"] for a in chat["callback_answers"]] == ["m0", "m1"]
+    assert [m["text"] for m in botsvc_user.recent(sent[2]["message_id"])] == ["m3", "m4"]
+    assert botsvc_user.wait_for_message("m4")["message_id"] == sent[4]["message_id"]
+    page = botsvc_user.operator.user_get_chat(botsvc_user.user_id, botsvc_bot.id,
+                                              limit=1)
+    assert [m["text"] for m in page["messages"]] == ["m4"] and page["has_more"] is True
+
+def test_wait_for_message_says_what_it_saw(botsvc_bot, botsvc_user):
+    chat_id = botsvc_user.start()
+    botsvc_bot.api.send_message(chat_id, "something else")
+    with pytest.raises(AssertionError, match="something else"):
+        botsvc_user.wait_for_message("the answer", timeout=0.3)
+
+def test_the_clock_and_faults(botsvc, botsvc_bot):
+    before = botsvc.clock()
+    assert botsvc.advance_clock(60).offset == before.offset + 60
+    botsvc.inject_fault(botsvc_bot, "getMe", error_code="RATE_LIMITED", count=1)
+    with pytest.raises(BotsvcError) as limited:
+        botsvc_bot.api.get_me()
+    error = limited.value
+    assert (error.http_status, error.error_code, error.retry_after) == (
+        429, "RATE_LIMITED", 1)
+    assert error.parameters == {"injected": True, "retry_after": 1}
+    assert error.headers["Retry-After"] == "1"
+    assert botsvc_bot.api.get_me()
+    assert botsvc.webhook_deliveries(botsvc_bot) == []
+
+def test_what_the_bot_did(botsvc, botsvc_bot, botsvc_user):
+    chat_id = botsvc_user.start()
+    botsvc_bot.api.send_message(chat_id, "one")
+    with pytest.raises(BotsvcError):
+        botsvc_bot.api.send_message("vc_" + "0" * 40, "two")
+    sent = botsvc.wait_for_call(botsvc_bot, "sendMessage")
+    assert sent["ok"] and sent["params"] == {"chat_id": chat_id, "text": "one"}
+    failed = botsvc.wait_for_call(botsvc_bot, match=lambda call: not call["ok"])
+    assert (failed["error_code"], failed["params"]["text"]) == ("CHAT_NOT_FOUND", "two")
+    assert [c["call_id"] for c in botsvc.calls(botsvc_bot)] == [
+        failed["call_id"], sent["call_id"]]
+    assert botsvc.calls(botsvc_bot, failures_only=True) == [failed]
+    assert botsvc.calls(botsvc_bot, "getMe") == []
+    with pytest.raises(AssertionError, match="no matching call"):
+        botsvc.wait_for_call(botsvc_bot, "sendMessage", timeout=0.3)
+
+def test_made_by_an_earlier_test(botsvc_bot):
+    pass
+
+@pytest.mark.botsvc_reset
+def test_the_marker_resets_first(botsvc, botsvc_bot):
+    assert [b["id"] for b in botsvc.operator.list_bots()] == [botsvc_bot.id]
+    assert botsvc.clock().offset == 0
+
+def test_the_fixture_resets_too(botsvc_reset, botsvc_operator):
+    assert botsvc_operator.list_bots() == []
+"""
+
+
 def test_fixtures_and_helpers_against_a_given_server(pytester, given_server, no_server_start):
-    pytester.makeconftest("""
-        import pytest
-
-        # The names a suite is likely to use itself: no clash with the plugin.
-        @pytest.fixture
-        def app(): return "theirs"
-        @pytest.fixture
-        def client(): return "theirs"
-        @pytest.fixture
-        def operator(): return "theirs"
-        @pytest.fixture
-        def bot(): return "theirs"
-        @pytest.fixture
-        def chat(): return "theirs"
-    """)
-    pytester.makepyfile("""
-        import pytest
-        from botsvc.testkit.client import BotsvcError
-
-        def test_a_user_talks_to_the_bot(botsvc_bot, botsvc_user, bot, operator, tmp_path):
-            assert bot == operator == "theirs"
-            assert botsvc_bot.api.get_me()["id"] == botsvc_bot.id
-            chat_id = botsvc_user.start("from_test")
-            botsvc_user.say("hello")
-            [start, hello] = botsvc_bot.api.get_updates()
-            assert start["membership"] == {"chat_id": chat_id, "status": "active",
-                                           "start_parameter": "from_test"}
-            assert hello["message"]["text"] == "hello"
-            sent = botsvc_bot.api.send_message(chat_id, "pick one", reply_markup={
-                "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]})
-            assert botsvc_user.wait_for_message("pick one")["message_id"] == sent["message_id"]
-            query_id = botsvc_user.click(sent, "a")
-            updates = botsvc_bot.api.get_updates(offset=hello["update_id"] + 1)
-            assert updates[0]["callback_query"]["id"] == query_id
-            notes = tmp_path / "notes.txt"
-            notes.write_text("some notes")
-            assert botsvc_user.send_file(notes)["media"]["kind"] == "document"
-            assert [m["text"] for m in botsvc_user.chat()["messages"] if "text" in m] == [
-                "/start from_test", "hello", "pick one"]
-
-        def test_a_chat_read_page_by_page(botsvc_bot, botsvc_user):
-            chat_id = botsvc_user.start()
-            sent = [botsvc_bot.api.send_message(chat_id, f"m{i}", reply_markup={
-                "inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}) for i in range(5)]
-            for message in sent[:2]:
-                botsvc_bot.api.answer_callback_query(botsvc_user.click(message, "a"),
-                                                     text=message["text"])
-            botsvc_user.page_limit = 2        # five messages and /start: three pages
-            chat = botsvc_user.chat()
-            assert [m["text"] for m in chat["messages"]] == ["/start", "m0", "m1", "m2", "m3",
-                                                             "m4"]
-            assert [a["text"] for a in chat["callback_answers"]] == ["m0", "m1"]
-            assert [m["text"] for m in botsvc_user.recent(sent[2]["message_id"])] == ["m3", "m4"]
-            assert botsvc_user.wait_for_message("m4")["message_id"] == sent[4]["message_id"]
-            page = botsvc_user.operator.user_get_chat(botsvc_user.user_id, botsvc_bot.id,
-                                                      limit=1)
-            assert [m["text"] for m in page["messages"]] == ["m4"] and page["has_more"] is True
-
-        def test_wait_for_message_says_what_it_saw(botsvc_bot, botsvc_user):
-            chat_id = botsvc_user.start()
-            botsvc_bot.api.send_message(chat_id, "something else")
-            with pytest.raises(AssertionError, match="something else"):
-                botsvc_user.wait_for_message("the answer", timeout=0.3)
-
-        def test_the_clock_and_faults(botsvc, botsvc_bot):
-            before = botsvc.clock()
-            assert botsvc.advance_clock(60).offset == before.offset + 60
-            botsvc.inject_fault(botsvc_bot, "getMe", error_code="RATE_LIMITED", count=1)
-            with pytest.raises(BotsvcError) as limited:
-                botsvc_bot.api.get_me()
-            error = limited.value
-            assert (error.http_status, error.error_code, error.retry_after) == (
-                429, "RATE_LIMITED", 1)
-            assert error.parameters == {"injected": True, "retry_after": 1}
-            assert error.headers["Retry-After"] == "1"
-            assert botsvc_bot.api.get_me()
-            assert botsvc.webhook_deliveries(botsvc_bot) == []
-
-        def test_what_the_bot_did(botsvc, botsvc_bot, botsvc_user):
-            chat_id = botsvc_user.start()
-            botsvc_bot.api.send_message(chat_id, "one")
-            with pytest.raises(BotsvcError):
-                botsvc_bot.api.send_message("vc_" + "0" * 40, "two")
-            sent = botsvc.wait_for_call(botsvc_bot, "sendMessage")
-            assert sent["ok"] and sent["params"] == {"chat_id": chat_id, "text": "one"}
-            failed = botsvc.wait_for_call(botsvc_bot, match=lambda call: not call["ok"])
-            assert (failed["error_code"], failed["params"]["text"]) == ("CHAT_NOT_FOUND", "two")
-            assert [c["call_id"] for c in botsvc.calls(botsvc_bot)] == [
-                failed["call_id"], sent["call_id"]]
-            assert botsvc.calls(botsvc_bot, failures_only=True) == [failed]
-            assert botsvc.calls(botsvc_bot, "getMe") == []
-            with pytest.raises(AssertionError, match="no matching call"):
-                botsvc.wait_for_call(botsvc_bot, "sendMessage", timeout=0.3)
-
-        def test_made_by_an_earlier_test(botsvc_bot):
-            pass
-
-        @pytest.mark.botsvc_reset
-        def test_the_marker_resets_first(botsvc, botsvc_bot):
-            assert [b["id"] for b in botsvc.operator.list_bots()] == [botsvc_bot.id]
-            assert botsvc.clock().offset == 0
-
-        def test_the_fixture_resets_too(botsvc_reset, botsvc_operator):
-            assert botsvc_operator.list_bots() == []
-    """)
+    pytester.makeconftest(THEIR_CONFTEST)
+    pytester.makepyfile(THEIR_SUITE)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
     result.assert_outcomes(passed=8)
 
@@ -246,18 +253,23 @@ def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_p
             with open({str(temp_file)!r}, "w") as fh:
                 fh.write(str(tmp_path_factory.getbasetemp()))
     """)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--botsvc-keep=always")
+    result.assert_outcomes(passed=1)
     port = int(port_file.read_text())
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass   # gone with the session
     # The quick test server: one worker, no media check at start, and
-    # gunicorn's quick stop, down to the master's last line.
+    # gunicorn's quick stop (the master is SIGKILLed once it has reaped its
+    # worker: what it had left to do was log its last line).
     (log_path,) = Path(temp_file.read_text()).glob("botsvc*-server.log")
     log = log_path.read_text()
     assert log.count("Booting worker") == 1
     assert "media tools not checked at start (BOTSVC_MEDIA_CHECK=lazy)" in log
     assert "Handling signal: int" in log
-    assert log.rstrip().endswith("Shutting down: Master")
+    # The header names the log before the tests; the summary says it was kept.
+    result.stdout.fnmatch_lines([f"botsvc {version('botsvc')}, server: started on first use"
+                                 f" (127.0.0.1, a free port), log: {log_path}",
+                                 "botsvc: the started server's data dir and log are kept: *"])
 
 
 def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):
@@ -265,5 +277,5 @@ def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):
     monkeypatch.delenv("BOTSVC_ADMIN_TOKEN", raising=False)
     pytester.makepyfile("def test_it(botsvc):\n    pass\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: botsvc: BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not*"])

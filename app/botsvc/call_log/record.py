@@ -1,5 +1,5 @@
-"""A call's record, made from what its capture holds and its answer
-(docs/call-log.md): plain values, no Flask.
+"""A call's record, made from what the dispatcher saw of the call and its
+answer (docs/call-log.md): plain values, no Flask.
 
 Every call pays for this, so it reads each value once: a success's
 ``result`` is a slice of the answer's bytes, never encoded again, and a
@@ -12,7 +12,7 @@ parameter's value ``[secret]`` wherever it appears.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from botsvc import clock
 from botsvc.catalogue.body import RequestBody
@@ -34,10 +34,23 @@ _RAW_KEPT_MAX_BYTES = BODY_MAX_BYTES // 5
 _SECRET_TEXT_MIN = 8
 
 
+class Seen(NamedTuple):
+    """What the dispatcher saw of a call (botsvc.call_log.capture's CallFacts,
+    as plain values): whose it is, what was called and read, any fault."""
+    bot_id: int
+    method: str
+    arrived_at: float                  # the machine's time
+    token: str | None                  # its secret part is kept out of the record
+    key: str | None                    # a valid Idempotency-Key, else None
+    body: RequestBody | None
+    secret_fields: tuple[str, ...]     # the method's, from the catalogue
+    fault: Any = None                  # a domain.faults.Fault taken by the call
+
+
 class Outcome:
-    """What a call's record is made of: the capture's facts and the answer's
-    status, bytes (a success's), envelope (read only for a failure), whether
-    it was a replay, and its duration and request id."""
+    """What a call's record takes from its answer: the status, bytes (a
+    success's), envelope (read only for a failure), whether it was a
+    replay, and its duration and request id."""
     __slots__ = ("status", "data", "failure", "replayed", "duration_ms", "request_id")
 
     def __init__(self, status: int, data: bytes, failure: Callable[[], dict], replayed: bool,
@@ -46,29 +59,30 @@ class Outcome:
         self.replayed, self.duration_ms, self.request_id = replayed, duration_ms, request_id
 
 
-def make(capture, outcome: Outcome
+def make(seen: Seen, outcome: Outcome
          ) -> tuple[CallRecord | None, tuple[int, int, bool] | None]:
     """The call's record (None for an empty poll), and for a getUpdates
     ``(bot_id, date, empty)``."""
-    bot_id, method = capture.bot_id, capture.method
+    bot_id, method = seen.bot_id, seen.method
     # The machine's time at arrival, with the service clock's offset as the
     # token query refreshed it.
-    date = int(capture.arrived_at + clock.offset())
+    date = int(seen.arrived_at + clock.offset())
     data = outcome.data if outcome.status == 200 else b""
     poll = None
     if method == "getUpdates":
         poll = (bot_id, date, data == _EMPTY_POLL)
         if poll[2]:
             return None, poll
-    scrub = _Scrub(capture.secret, capture.body, capture.secret_fields)
-    params, params_over = _params(capture.body, scrub)
+    scrub = _Scrub((seen.token or "").partition(":")[2].encode(), seen.body,
+                   seen.secret_fields)
+    params, params_over = _params(seen.body, scrub)
     result, result_over = _result(data, scrub)
     failure = outcome.failure() if outcome.status != 200 else {}
-    detail = _detail(capture, failure, scrub, params_over)
+    detail = _detail(seen, failure, scrub, params_over)
     return CallRecord(
         bot_id, date, method, outcome.status, outcome.duration_ms, outcome.request_id,
-        _text(failure.get("error_code")), scrub.text(failure.get("description")), capture.key,
-        capture.key is not None and outcome.replayed,
+        _text(failure.get("error_code")), scrub.text(failure.get("description")), seen.key,
+        seen.key is not None and outcome.replayed,
         params, result, params_over or result_over, detail), poll
 
 
@@ -141,7 +155,7 @@ def _result(data: bytes, scrub: _Scrub) -> tuple[bytes | None, bool]:
     return scrub.json(kept), kept is None
 
 
-def _detail(capture, failure: dict, scrub: _Scrub, params_over: bool) -> bytes | None:
+def _detail(seen: Seen, failure: dict, scrub: _Scrub, params_over: bool) -> bytes | None:
     """What getBotCalls shows with ``detail: true`` (None: nothing): the
     failure's parameters, the injected fault or delay, and for params left
     out for size a bounded preview of each field."""
@@ -149,14 +163,27 @@ def _detail(capture, failure: dict, scrub: _Scrub, params_over: bool) -> bytes |
     parameters = failure.get("parameters")
     if isinstance(parameters, dict) and parameters:
         detail["error_parameters"] = parameters
-    if capture.injected:
-        detail["injected"] = capture.injected
+    injected = _injected(seen.fault)
+    if injected:
+        detail["injected"] = injected
     if params_over:
         detail["params_preview"], detail["cut_fields"] = _preview(
-            _plain_params(capture.body, scrub), scrub)
+            _plain_params(seen.body, scrub), scrub)
     if not detail:
         return None
     return within_bound(scrub.json(dumps(detail).encode()))
+
+
+def _injected(fault) -> dict | None:
+    """A fault of the testing tools applied to the call: {error_code?, delay_ms?}."""
+    if fault is None:
+        return None
+    injected: dict[str, Any] = {}
+    if fault.error_code is not None:
+        injected["error_code"] = fault.error_code.value
+    if fault.delay_ms:
+        injected["delay_ms"] = fault.delay_ms
+    return injected or None
 
 
 def _preview(params: dict, scrub: _Scrub) -> tuple[dict[str, str], list[str]]:

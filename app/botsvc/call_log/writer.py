@@ -37,7 +37,7 @@ import threading
 import time
 
 from botsvc.db import WriteLockBusy, connect, thread_connection, transaction
-from botsvc.domain import call_log
+from botsvc.domain import call_records
 from botsvc.domain.call_log import CallRecord
 from botsvc.errors import ApiError
 
@@ -150,7 +150,7 @@ class CallLogWriter:
                 return
             try:
                 with transaction(conn, wait=wait):
-                    call_log.write(conn, records, polls)
+                    call_records.write(conn, records, polls)
             except WriteLockBusy:
                 self._put_back(records, polls)
                 raise

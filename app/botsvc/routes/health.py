@@ -18,12 +18,11 @@ from dataclasses import dataclass
 
 from flask import Blueprint, Response, current_app
 
-from botsvc import disk
+from botsvc import disk, migrations
 from botsvc.config import Settings
 from botsvc.envelope import error_response, json_response, ok_body
 from botsvc.errors import ApiError, ErrorCode
 from botsvc.media import MediaConfig, probe_tools
-from botsvc.migrations import migration_files
 
 OK = "ok"
 # Longer than the readiness probe of any orchestrator would wait for its
@@ -60,7 +59,7 @@ def check_database(settings: Settings, _media: MediaConfig) -> str:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("UPDATE platform SET disabled = disabled WHERE id = 1")
         conn.execute("COMMIT")
-        applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        current = migrations.is_current(conn)
     except sqlite3.Error as error:
         return _database_reason(error)
     finally:
@@ -68,8 +67,7 @@ def check_database(settings: Settings, _media: MediaConfig) -> str:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
         conn.close()
-    known = {path.rsplit("/", 1)[-1] for _, path in migration_files()}
-    return OK if known <= applied else "schema_outdated"
+    return OK if current else "schema_outdated"
 
 
 def _database_files(db_path: str) -> list[str]:

@@ -1,7 +1,9 @@
 """A small typed client for botsvc: the operator API (/manage/v1) and a bot's
 /v2 API. Results are the contract's JSON (dicts and lists) except where a
 small dataclass reads better; every failure is one ``BotsvcError`` carrying
-the envelope's ``error_code``, ``description`` and ``parameters``.
+the envelope's ``error_code``, ``description`` and ``parameters``. Long
+because it is the typed face of two APIs: a method for each operator method
+a test uses, and for the common /v2 ones.
 
     operator = OperatorClient("http://127.0.0.1:8080", "admin-token")
     created = operator.create_bot("echo_bot")
@@ -26,8 +28,10 @@ class BotsvcError(Exception):
     description, parameters}``, with the HTTP status and headers."""
 
     def __init__(self, http_status: int, error_code: str, description: str,
-                 parameters: dict[str, Any], headers: dict[str, str] | None = None):
-        super().__init__(f"{error_code} ({http_status}): {description}")
+                 parameters: dict[str, Any], headers: dict[str, str] | None = None,
+                 hint: str | None = None):
+        super().__init__(f"{error_code} ({http_status}): {description}"
+                         + (f"\n{hint}" if hint else ""))
         self.http_status = http_status
         self.error_code = error_code
         self.description = description
@@ -72,6 +76,7 @@ class _Endpoint:
              headers: dict[str, str] | None = None) -> Any:
         """Call ``method`` and return its ``result``; raise BotsvcError on failure.
         ``None`` values are left out (the contract refuses JSON null)."""
+        __tracebackhide__ = True   # a failure points at the test's line
         params = {k: v for k, v in (params or {}).items() if v is not None}
         sent = {"Authorization": f"Bearer {self._token}", **(headers or {})}
         if files:
@@ -86,6 +91,7 @@ class _Endpoint:
 
 def unwrap(response: requests.Response) -> Any:
     """The ``result`` of a success, or the failure as BotsvcError."""
+    __tracebackhide__ = True   # a failure points at the test's line
     try:
         body = response.json()
     except ValueError:
@@ -108,7 +114,20 @@ class OperatorClient:
         self.base_url = self._endpoint.base_url
 
     def call(self, method: str, /, **params: Any) -> Any:
-        return self._endpoint.call(method, params)
+        __tracebackhide__ = True   # a failure points at the test's line
+        try:
+            return self._endpoint.call(method, params)
+        except BotsvcError as failure:
+            if (failure.http_status, failure.error_code) != (404, "METHOD_NOT_FOUND"):
+                raise
+            # The contract's 404 stays; the test's reader gets the likely reason.
+            raise BotsvcError(failure.http_status, failure.error_code, failure.description,
+                              failure.parameters, failure.headers,
+                              hint=f"{method}: the server at {self.base_url} has no such"
+                              " operator method. The testing tools (advanceClock,"
+                              " injectFault, clearFaults, reset, redeliverUpdate, resendCall)"
+                              " exist only on a server started with BOTSVC_TEST_TOOLS=1, and"
+                              " the operator API only with BOTSVC_ADMIN_TOKEN set") from None
 
     # -- bots ---------------------------------------------------------------
     def create_bot(self, username: str, display_name: str | None = None,
@@ -155,11 +174,15 @@ class OperatorClient:
                          message_id=message_id, callback_data=callback_data)["callback_query_id"]
 
     def user_get_chat(self, user_id: int, bot_id: int, limit: int | None = None,
-                      before_message_id: int | None = None) -> dict[str, Any]:
+                      before_message_id: int | None = None, *, wait_ms: int | None = None,
+                      wait_after_message_id: int | None = None) -> dict[str, Any]:
         """One page: the newest ``limit`` messages (older than
-        ``before_message_id`` when given), oldest first, and ``has_more``."""
+        ``before_message_id`` when given), oldest first, and ``has_more``;
+        with ``wait_ms``, once the page holds a message above
+        ``wait_after_message_id`` (or the wait is over)."""
         return self.call("userGetChat", user_id=user_id, bot_id=bot_id, limit=limit,
-                         before_message_id=before_message_id)
+                         before_message_id=before_message_id, wait_ms=wait_ms or None,
+                         wait_after_message_id=wait_after_message_id)
 
     def user_chat_pages(self, user_id: int, bot_id: int,
                         limit: int | None = None) -> Iterator[dict[str, Any]]:
@@ -203,12 +226,29 @@ class OperatorClient:
         return self.call("getWebhookDeliveries", bot_id=bot_id, limit=limit, cursor=cursor)
 
     def get_bot_calls(self, bot_id: int, limit: int | None = None, cursor: str | None = None,
-                      method: str | None = None,
-                      failures_only: bool | None = None) -> dict[str, Any]:
+                      method: str | None = None, failures_only: bool | None = None, *,
+                      after_call_id: int | None = None,
+                      wait_ms: int | None = None) -> dict[str, Any]:
         """One page of the bot's call log: ``{calls, next_cursor, empty_polls,
-        last_poll_at}``, newest first."""
+        last_poll_at}``, newest first; only the calls after ``after_call_id``
+        when given; with ``wait_ms``, once a call is there (or the wait is over)."""
         return self.call("getBotCalls", bot_id=bot_id, limit=limit, cursor=cursor,
-                         method=method, failures_only=failures_only)
+                         method=method, failures_only=failures_only,
+                         after_call_id=after_call_id, wait_ms=wait_ms or None)
+
+    def calls_after(self, bot_id: int, after_call_id: int, method: str | None = None, *,
+                    detail: bool | None = None, wait_ms: int = 0) -> list[dict[str, Any]]:
+        """The bot's kept calls after ``after_call_id``, oldest first, every
+        page of them; the first read waits up to ``wait_ms`` for one."""
+        calls: list[dict[str, Any]] = []
+        cursor, wait = None, wait_ms
+        while True:
+            page = self.call("getBotCalls", bot_id=bot_id, method=method, detail=detail,
+                             after_call_id=after_call_id, cursor=cursor, wait_ms=wait or None)
+            calls[:0] = reversed(page["calls"])
+            cursor, wait = page["next_cursor"], 0
+            if cursor is None:
+                return calls
 
     def bot_calls(self, bot_id: int, method: str | None = None,
                   failures_only: bool | None = None) -> Iterator[dict[str, Any]]:
@@ -245,6 +285,7 @@ class BotApi:
 
     def call(self, method: str, /, *, files: dict[str, Any] | None = None,
              idempotency_key: str | None = None, **params: Any) -> Any:
+        __tracebackhide__ = True   # a failure points at the test's line
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._endpoint.call(method, params, files=files, headers=headers)
 

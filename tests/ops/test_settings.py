@@ -134,6 +134,10 @@ def test_no_other_module_reads_the_environment():
     # so does `botsvc serve` to the gunicorn it becomes; prometheus_client takes its multiprocess directory from its own
     # variable, which app/botsvc/metrics.py sets for the workers and reads back.
     # The development kit's fuzzer (never part of the service) runs
-    # schemathesis with the developer's environment.
+    # schemathesis with the developer's environment. The pytest plugin's
+    # settings (testkit/options.py) are not the service's: each is an option,
+    # an ini key and, last, a variable; a bot under test as a process
+    # (testkit/bot_process.py) gets the test run's environment.
     assert readers <= {"app/botsvc/testkit/server.py", "app/botsvc/metrics.py", "app/botsvc/cli/serve.py",
-                       "app/botsvc/devkit/fuzz.py"}, readers
+                       "app/botsvc/devkit/fuzz.py", "app/botsvc/testkit/options.py",
+                       "app/botsvc/testkit/bot_process.py"}, readers

@@ -4,6 +4,7 @@ marker, and nothing started when nothing asks."""
 from __future__ import annotations
 
 import socket
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -252,7 +253,8 @@ def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_p
             with open({str(temp_file)!r}, "w") as fh:
                 fh.write(str(tmp_path_factory.getbasetemp()))
     """)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--botsvc-keep=always")
+    result.assert_outcomes(passed=1)
     port = int(port_file.read_text())
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass   # gone with the session
@@ -264,6 +266,10 @@ def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_p
     assert "media tools not checked at start (BOTSVC_MEDIA_CHECK=lazy)" in log
     assert "Handling signal: int" in log
     assert log.rstrip().endswith("Shutting down: Master")
+    # The header names the log before the tests; the summary says it was kept.
+    result.stdout.fnmatch_lines([f"botsvc {version('botsvc')}, server: started on first use"
+                                 f" (127.0.0.1, a free port), log: {log_path}",
+                                 "botsvc: the started server's data dir and log are kept: *"])
 
 
 def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):
@@ -271,5 +277,5 @@ def test_a_url_without_the_admin_token_is_a_usage_error(pytester, monkeypatch):
     monkeypatch.delenv("BOTSVC_ADMIN_TOKEN", raising=False)
     pytester.makepyfile("def test_it(botsvc):\n    pass\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: botsvc: BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not*"])

@@ -52,6 +52,7 @@ class AsyncUser:
 
     async def wait_for_message(self, match: str | Callable[[dict], bool] | None = None, *,
                                timeout: float = DEFAULT_WAIT_SECONDS) -> dict[str, Any]:
+        __tracebackhide__ = True   # a timeout points at the test's line, not here
         return await asyncio.to_thread(self.sync.wait_for_message, match, timeout=timeout)
 
 
@@ -86,6 +87,7 @@ class AsyncBotsvc:
     async def wait_for_call(self, bot: TestBot | int, method: str | None = None,
                             match: Callable[[dict], bool] | None = None, *,
                             timeout: float = DEFAULT_WAIT_SECONDS) -> dict[str, Any]:
+        __tracebackhide__ = True   # a timeout points at the test's line, not here
         return await asyncio.to_thread(self.sync.wait_for_call, bot, method, match,
                                        timeout=timeout)
 

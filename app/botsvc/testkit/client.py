@@ -26,8 +26,10 @@ class BotsvcError(Exception):
     description, parameters}``, with the HTTP status and headers."""
 
     def __init__(self, http_status: int, error_code: str, description: str,
-                 parameters: dict[str, Any], headers: dict[str, str] | None = None):
-        super().__init__(f"{error_code} ({http_status}): {description}")
+                 parameters: dict[str, Any], headers: dict[str, str] | None = None,
+                 hint: str | None = None):
+        super().__init__(f"{error_code} ({http_status}): {description}"
+                         + (f"\n{hint}" if hint else ""))
         self.http_status = http_status
         self.error_code = error_code
         self.description = description
@@ -72,6 +74,7 @@ class _Endpoint:
              headers: dict[str, str] | None = None) -> Any:
         """Call ``method`` and return its ``result``; raise BotsvcError on failure.
         ``None`` values are left out (the contract refuses JSON null)."""
+        __tracebackhide__ = True   # a failure points at the test's line
         params = {k: v for k, v in (params or {}).items() if v is not None}
         sent = {"Authorization": f"Bearer {self._token}", **(headers or {})}
         if files:
@@ -86,6 +89,7 @@ class _Endpoint:
 
 def unwrap(response: requests.Response) -> Any:
     """The ``result`` of a success, or the failure as BotsvcError."""
+    __tracebackhide__ = True   # a failure points at the test's line
     try:
         body = response.json()
     except ValueError:
@@ -108,7 +112,20 @@ class OperatorClient:
         self.base_url = self._endpoint.base_url
 
     def call(self, method: str, /, **params: Any) -> Any:
-        return self._endpoint.call(method, params)
+        __tracebackhide__ = True   # a failure points at the test's line
+        try:
+            return self._endpoint.call(method, params)
+        except BotsvcError as failure:
+            if (failure.http_status, failure.error_code) != (404, "METHOD_NOT_FOUND"):
+                raise
+            # The contract's 404 stays; the test's reader gets the likely reason.
+            raise BotsvcError(failure.http_status, failure.error_code, failure.description,
+                              failure.parameters, failure.headers,
+                              hint=f"{method}: the server at {self.base_url} has no such"
+                              " operator method. The testing tools (advanceClock,"
+                              " injectFault, clearFaults, reset, redeliverUpdate, resendCall)"
+                              " exist only on a server started with BOTSVC_TEST_TOOLS=1, and"
+                              " the operator API only with BOTSVC_ADMIN_TOKEN set") from None
 
     # -- bots ---------------------------------------------------------------
     def create_bot(self, username: str, display_name: str | None = None,
@@ -245,6 +262,7 @@ class BotApi:
 
     def call(self, method: str, /, *, files: dict[str, Any] | None = None,
              idempotency_key: str | None = None, **params: Any) -> Any:
+        __tracebackhide__ = True   # a failure points at the test's line
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._endpoint.call(method, params, files=files, headers=headers)
 

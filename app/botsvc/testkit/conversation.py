@@ -151,6 +151,7 @@ class ConversationUser:
     def _begin(self, step: str) -> None:
         __tracebackhide__ = True   # the failure points at the step in the test
         self._read()
+        self._check_bot_running(f"before {step}")
         if self.pending:
             raise AssertionError(
                 f"{self.step}: the bot did more than expected before {step}:\n"
@@ -178,6 +179,7 @@ class ConversationUser:
         self.expected_in_step += 1
         deadline = time.monotonic() + self.timeout
         while not self.pending:
+            self._check_bot_running(f"reaction {self.expected_in_step}")
             if time.monotonic() >= deadline:
                 raise AssertionError(
                     f"{self.step}, reaction {self.expected_in_step}:\n"
@@ -193,6 +195,14 @@ class ConversationUser:
             raise AssertionError(f"{self.step}, reaction {self.expected_in_step}:\n"
                                  f"  expected: {_describe(expected)}\n"
                                  f"  actual:   {_describe(actual)}")
+
+    def _check_bot_running(self, where: str) -> None:
+        """A bot process that exited fails the step at once (see TestBot.check_running)."""
+        __tracebackhide__ = True   # the failure points at the step in the test
+        try:
+            self.bot.check_running()
+        except AssertionError as gone:
+            raise AssertionError(f"{self.step}, {where}: {gone}") from None
 
     def _newest_calls(self) -> list[dict]:
         return self.operator.get_bot_calls(self.bot.id, limit=100)["calls"]

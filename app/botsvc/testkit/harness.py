@@ -34,6 +34,17 @@ class TestBot:
         self.token = token
         self.base_url = base_url          # the service; methods are {base_url}/v2/<method>
         self.api = BotApi(base_url, token)
+        # Set while the bot under test runs as a process (bot_under_test with
+        # botsvc_bot_command): raises once that process has exited.
+        self.process_check: Callable[[], None] | None = None
+
+    def check_running(self) -> None:
+        """An AssertionError, with its exit status and last lines, if the bot
+        under test was a process and has exited: the waits call it, so a bot
+        that died fails the step at once rather than at the timeout."""
+        __tracebackhide__ = True   # the failure points at the test's line
+        if self.process_check is not None:
+            self.process_check()
 
     def __repr__(self) -> str:
         return f"TestBot(id={self.id}, username={self.username!r})"
@@ -114,6 +125,7 @@ class SimulatedUser:
         """The next message the bot sends this user (after the last one this
         method returned) whose text or caption equals ``match``, or for which
         ``match(message)`` is true; AssertionError after ``timeout`` seconds."""
+        __tracebackhide__ = True   # a timeout points at the test's line, not here
         def wanted(message: dict) -> bool:
             if match is None:
                 return True
@@ -129,6 +141,7 @@ class SimulatedUser:
                 if wanted(message):
                     self._seen = message["message_id"]
                     return message
+            self.bot.check_running()
             if time.monotonic() >= deadline:
                 got = [m.get("text", m.get("caption", m["type"])) for m in fresh]
                 raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
@@ -198,6 +211,7 @@ class Botsvc:
         """The bot's next call (after the last one this method returned for
         the bot) of ``method``, or for which ``match(record)`` is true, once
         its record is there; AssertionError after ``timeout`` seconds."""
+        __tracebackhide__ = True   # a timeout points at the test's line, not here
         bot_id = _bot_id(bot)
         deadline = time.monotonic() + timeout
         pauses = _pauses()

@@ -21,12 +21,19 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
   runs in the test's own event loop (pytest-asyncio or anyio): a waiting
   test never holds the loop.
 - ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
-  conversation (exportChat) asks for it, and your conftest.py defines it.
+  conversation (exportChat) asks for it. ``botsvc_bot_command`` runs it as a
+  process (``bot_process``), ``botsvc_bot_object`` as an SDK bot object, or
+  your conftest.py defines it.
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
 A failing test's report carries, as sections, the chat of each user it made
 as that user saw it and the failed calls of each bot it made (call log).
+
+Settings (``options``): each an option, an ini key and a variable, all in
+``pytest --help``; read and checked in ``pytest_configure``, so a bad one is
+one usage error before any test. The header names the version, the server
+and its log.
 
 Loading the plugin costs nothing: no server starts unless a fixture asks.
 """
@@ -42,46 +49,125 @@ if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
     from botsvc.testkit.harness import Botsvc, SimulatedUser, TestBot
 
 MARKER = "botsvc_reset"
+SETTINGS_KEY = pytest.StashKey["PluginSettings"]()
+KEPT_KEY = pytest.StashKey[str]()
+BOT_PROCESS_KEY = pytest.StashKey["BotProcess"]()
+SERVER_DIR = "botsvc"   # under pytest's basetemp; its log is botsvc-server.log beside it
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    from botsvc.testkit.options import add_options
+
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The plugin's settings, read and checked before any test runs: a bad
+    one is one usage error (exit status 4), not a traceback per test."""
+    from botsvc.testkit.options import read
+
     config.addinivalue_line(
         "markers", f"{MARKER}: reset the botsvc installation before the test")
+    settings = read(config)
+    if settings.url and not settings.admin_token:
+        raise pytest.UsageError(f"botsvc: {settings.source('botsvc_url')} is set but"
+                                " BOTSVC_ADMIN_TOKEN is not (the server's admin token)")
+    config.stash[SETTINGS_KEY] = settings
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """One line: the botsvc version, the server, where its log is."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    settings = config.stash[SETTINGS_KEY]
+    try:
+        line = f"botsvc {version('botsvc')}"
+    except PackageNotFoundError:   # a source tree on sys.path, not installed
+        line = "botsvc (not installed)"
+    if settings.url:
+        line += (f", server: {settings.url} (from {settings.source('botsvc_url')};"
+                 " its log is that server's own)")
+    else:
+        address = (f"{settings.bind_host}:{settings.bind_port}" if settings.bind_port
+                   else f"{settings.bind_host}, a free port")
+        line += f", server: started on first use ({address}), log: {_server_log_shown(config)}"
+    if settings.bot_command:
+        line += f"; bot_under_test: {' '.join(settings.bot_command)}"
+    elif settings.bot_object:
+        line += f"; bot_under_test: {settings.bot_object}"
+    return [line]
+
+
+def _server_log_shown(config: pytest.Config) -> str:
+    if getattr(config.option, "numprocesses", None):   # pytest-xdist: a server per worker
+        return f"{config.option.basetemp or '<basetemp>'}/popen-gw*/{SERVER_DIR}-server.log"
+    factory = getattr(config, "_tmp_path_factory", None)
+    return str(factory.getbasetemp() / f"{SERVER_DIR}-server.log") if factory else "(none)"
+
+
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    wanted = False
     for item in items:
-        if item.get_closest_marker(MARKER) is not None:
-            fixturenames = getattr(item, "fixturenames", None)
-            if fixturenames is not None and MARKER not in fixturenames:
-                fixturenames.insert(0, MARKER)   # before any fixture makes a bot
+        fixturenames = getattr(item, "fixturenames", None) or []
+        if item.get_closest_marker(MARKER) is not None and MARKER not in fixturenames:
+            fixturenames.insert(0, MARKER)   # before any fixture makes a bot
+        wanted = wanted or any(name.startswith("botsvc") or name == "bot_under_test"
+                               for name in fixturenames)
+    if wanted and not session.config.stash[SETTINGS_KEY].url:
+        _check_server_settings()
+
+
+def _check_server_settings() -> None:
+    """The started server's BOTSVC_* settings, checked before the first test
+    (only when a test will ask for the server): a bad one is a usage error."""
+    from botsvc.config import SettingError, Settings  # lazy: only when a server is wanted
+
+    try:
+        Settings.from_env(secret=False)
+    except SettingError as refused:
+        raise pytest.UsageError(str(refused)) from None
 
 
 @pytest.fixture(scope="session")
-def botsvc_server(tmp_path_factory: pytest.TempPathFactory):
+def botsvc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """The session's installation: ``Botsvc`` for a server started here, or
-    for the one BOTSVC_URL and BOTSVC_ADMIN_TOKEN name."""
-    from botsvc.config import SettingError, Settings  # lazy: read when a fixture asks
+    for the one ``botsvc_url`` (BOTSVC_URL) and BOTSVC_ADMIN_TOKEN name."""
     from botsvc.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
 
-    try:   # BOTSVC_URL is a setting like any other: read and checked in one place
-        settings = Settings.from_env(secret=False)
-    except SettingError as refused:
-        raise pytest.UsageError(str(refused)) from None
-    url, token = settings.url, settings.admin_token
-    if url:
-        if not token:
-            raise pytest.UsageError("BOTSVC_URL is set but BOTSVC_ADMIN_TOKEN is not")
-        yield Botsvc(url, token)
+    settings = request.config.stash[SETTINGS_KEY]
+    if settings.url:
+        yield Botsvc(settings.url, settings.admin_token)
         return
     from botsvc.testkit.server import QUICK_ENV, LocalServer  # only when a server is wanted
 
-    server = LocalServer(tmp_path_factory.mktemp("botsvc"), QUICK_ENV)
+    server = LocalServer(tmp_path_factory.getbasetemp() / SERVER_DIR, QUICK_ENV,
+                         host=settings.bind_host, port=settings.bind_port)
     server.start()
     try:
         yield Botsvc(server.base_url, server.admin_token)
     finally:
         server.stop(quick=True)   # the session's tests are over: nothing is in flight
+        _keep_or_remove(request, server, settings.keep)
+
+
+def _keep_or_remove(request: pytest.FixtureRequest, server, keep: str) -> None:
+    """The started server's data dir and log: kept (and said so in the
+    summary) as ``botsvc_keep`` says, else removed."""
+    import shutil
+
+    failed = request.session.testsfailed > 0
+    if keep == "always" or (keep == "failed" and failed):
+        request.config.stash[KEPT_KEY] = f"{server.data_dir} and {server.log_path}"
+        return
+    shutil.rmtree(server.data_dir, ignore_errors=True)
+    server.log_path.unlink(missing_ok=True)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    kept = config.stash.get(KEPT_KEY, None)
+    if kept:
+        terminalreporter.write_line(f"botsvc: the started server's data dir and log are kept:"
+                                    f" {kept}")
 
 
 @pytest.fixture
@@ -104,6 +190,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         from botsvc.testkit.report import failure_sections  # lazy: only on a failure
 
         report.sections.extend(failure_sections(installation))
+    process = item.stash.get(BOT_PROCESS_KEY, None)
+    if report.failed and report.when == "call" and process is not None:
+        report.sections.append((f"botsvc: what the bot under test printed ({process.command})",
+                                process.output() or "(nothing)"))
 
 
 @pytest.fixture
@@ -149,11 +239,51 @@ def botsvc_async_user(botsvc_user: SimulatedUser) -> AsyncUser:
 
 
 @pytest.fixture
-def bot_under_test():
-    """Your bot, running against ``botsvc_bot`` while a test runs: define it in
-    your conftest.py (this default only says so). An exported conversation
-    asks for it."""
-    pytest.fail(
-        "define a fixture named bot_under_test in your conftest.py: it starts your bot with"
-        " botsvc_bot.base_url and botsvc_bot.token (from the fixture botsvc_bot), yields"
-        " while the test runs, then stops it. See the botsvc docs, export.md.", pytrace=False)
+def bot_under_test(request: pytest.FixtureRequest):
+    """Your bot, running against ``botsvc_bot`` while a test runs: the
+    process ``botsvc_bot_command`` names, the SDK object ``botsvc_bot_object``
+    names, or your conftest.py's own fixture of this name. An exported
+    conversation asks for it."""
+    settings = request.config.stash[SETTINGS_KEY]   # no server starts unless one is set
+    if settings.bot_command:
+        yield from _bot_command_running(request, settings, request.getfixturevalue("botsvc_bot"),
+                                        request.getfixturevalue("tmp_path"))
+    elif settings.bot_object:
+        yield from _bot_object_running(request, settings.bot_object,
+                                       request.getfixturevalue("botsvc_bot"))
+    else:
+        pytest.fail(
+            "bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
+            " 'botsvc_bot_command = node bot.js' in pytest.ini) or botsvc_bot_object (a bot"
+            " object of the botsvc SDK), or define a fixture named bot_under_test in your"
+            " conftest.py: it starts your bot with botsvc_bot.base_url and botsvc_bot.token"
+            " (from the fixture botsvc_bot), yields while the test runs, then stops it. See the"
+            " botsvc docs, export.md.", pytrace=False)
+
+
+def _bot_command_running(request: pytest.FixtureRequest, settings, bot: TestBot, tmp_path):
+    """The bot's process for one test, run in the rootdir; the waits fail
+    the step at once if it exits, and a failing test's report shows what it
+    printed."""
+    from botsvc.testkit.bot_process import BotCannotStart, BotProcess
+
+    process = BotProcess(settings.bot_command, base_url=bot.base_url, token=bot.token,
+                         output_path=tmp_path / "bot-output.log", cwd=request.config.rootpath)
+    try:
+        process.start()
+    except BotCannotStart as refused:
+        pytest.fail(f"{settings.source('botsvc_bot_command')}: {refused}", pytrace=False)
+    bot.process_check = process.check
+    request.node.stash[BOT_PROCESS_KEY] = process
+    try:
+        yield process
+    finally:
+        bot.process_check = None
+        process.stop()
+
+
+def _bot_object_running(request: pytest.FixtureRequest, spec: str, bot: TestBot):
+    """The SDK's bot object MODULE:NAME, run against ``bot`` for one test."""
+    pytest.fail(f"botsvc_bot_object ({spec}): running a bot object is not in this version"
+                " of botsvc yet; use botsvc_bot_command", pytrace=False)
+    yield

@@ -44,6 +44,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def serve_command() -> list[str]:
     """``botsvc serve`` of the package this module belongs to, run by this
     interpreter: the console script's own entry point, found without PATH."""
@@ -77,16 +81,17 @@ class LocalServer:
     as started."""
 
     def __init__(self, data_dir: str | os.PathLike, env: dict[str, str] | None = None, *,
-                 port: int | None = None, admin_token: str | None = None,
-                 argv: list[str] | None = None):
+                 host: str = "127.0.0.1", port: int | None = None,
+                 admin_token: str | None = None, argv: list[str] | None = None):
         self.data_dir = Path(data_dir)
+        self.host = host
         self.port = port or free_port()
         self.admin_token = admin_token or secrets.token_urlsafe(24)
         self.argv = argv
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}-server.log"
         self.env = {**os.environ, **TESTING_ENV,
                     **{name: str(value) for name, value in (env or {}).items()},
-                    "BOTSVC_BIND": f"127.0.0.1:{self.port}",
+                    "BOTSVC_BIND": f"{_bracketed(host)}:{self.port}",
                     "BOTSVC_DATA_DIR": str(self.data_dir),
                     "BOTSVC_BASE_URL": self.base_url,
                     "BOTSVC_ADMIN_TOKEN": self.admin_token}
@@ -94,7 +99,9 @@ class LocalServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """Where a client on this machine reaches it (a wildcard bind: loopback)."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else _bracketed(self.host)
+        return f"http://{host}:{self.port}"
 
     @property
     def db_path(self) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from botsvc import clock
+from botsvc.auth import token_secret
 from botsvc.catalogue.body import RequestBody
 from botsvc.domain.call_log import BODY_MAX_BYTES, PREVIEW_MAX_BYTES, CallRecord, within_bound
 from botsvc.jsontext import dumps
@@ -73,8 +74,7 @@ def make(seen: Seen, outcome: Outcome
         poll = (bot_id, date, data == _EMPTY_POLL)
         if poll[2]:
             return None, poll
-    scrub = _Scrub((seen.token or "").partition(":")[2].encode(), seen.body,
-                   seen.secret_fields)
+    scrub = _Scrub(token_secret(seen.token).encode(), seen.body, seen.secret_fields)
     params, params_over = _params(seen.body, scrub)
     result, result_over = _result(data, scrub)
     failure = outcome.failure() if outcome.status != 200 else {}

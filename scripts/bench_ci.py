@@ -1,18 +1,23 @@
 """scripts/bench ci: a bot developer's CI suite on the pytest plugin beside the
-same suite on telegram-test-api (npm, in memory), the plugin's nearest peer.
+same suite on telegram-test-api (npm, in memory), the plugin's nearest peer,
+and beside the same suite with the bot written with botsvc.bot (the "sdk"
+side: named in pytest.ini, run in process by ``bot_under_test``).
 
 The plugin side runs in a fresh venv made from this tree's wheel (pytest and
 botsvc only, so no other pytest plugin adds to its start). Both suites run
 in that venv's pytest; only the service differs. Per test: a new bot and
 user, the user starts and says something, the bot (a thread of the test)
-polls getUpdates and answers, the test waits for the answer. Both bots and
-both waits poll with the plugin's pauses (2 ms, growing to 50 ms): neither
-service offers a long poll.
+polls getUpdates and answers, the test waits for the answer. Both bots poll
+with the same pauses (2 ms, growing to 50 ms): neither service long-polls
+getUpdates. The plugin's wait is its own (a read the server answers once
+the bot's message is there); telegram-test-api's polls with those pauses.
 
 Rounds alternate the sides and the sizes (10 and 50 tests). Printed, as
 medians: the whole run; the fixed cost (process start to the first test's
 body, the last test's body to the process's exit); the per-test cost (the
-50-test run minus the 10-test run, over 40); and their ratios.
+50-test run minus the 10-test run, over 40); and their ratios. Then
+(scripts/bench_ci_xdist.py) the launchers' start and stop, and the suite
+under pytest-xdist with a server per worker and with one shared server.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ import venv
 from pathlib import Path
 
 from botsvc.devkit.paths import REPO
+from scripts import bench_ci_xdist
 from scripts.measure import median
 
 CACHE = REPO / ".bench-cache"
@@ -100,6 +106,32 @@ def test_echo(n, botsvc_bot, botsvc_user):
     assert botsvc_user.wait_for_message(f"hello {n}")["text"] == f"hello {n}"
     bot.join(10)
 '''
+
+# The same flow with the bot written with botsvc.bot and named in pytest.ini:
+# bot_under_test polls it in process for the whole test, at the plugin's pace.
+SDK_BOT = '''
+from botsvc.bot import Bot
+
+bot = Bot()
+
+
+@bot.text()
+def echo(ctx):
+    ctx.reply(ctx.text)
+'''
+
+SDK_SUITE = '''
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(int(os.environ["BENCH_TESTS"])))
+def test_echo(n, bot_under_test, botsvc_user):
+    botsvc_user.start()
+    botsvc_user.say(f"hello {n}")
+    assert botsvc_user.wait_for_message(f"hello {n}")["text"] == f"hello {n}"
+'''
+
+SDK_INI = "[pytest]\nbotsvc_bot_object = echo_sdk_bot:bot\n"
 
 TTAPI_SUITE = COMMON + '''
 import itertools, os, secrets, socket, subprocess
@@ -183,13 +215,18 @@ def npm_ttapi() -> None:
                        cwd=NPM_DIR, check=True)
 
 
+def suite_env(stamps: Path) -> dict:
+    """The environment of a suite's run: no server given, no checkout on the path."""
+    env = {**os.environ, "BENCH_STAMPS": str(stamps), "BENCH_NPM": str(NPM_DIR / "node_modules")}
+    for name in ("BOTSVC_URL", "BOTSVC_ADMIN_TOKEN", "PYTHONPATH"):
+        env.pop(name, None)
+    return env
+
+
 def run_suite(python: Path, suite_dir: Path, tests: int) -> dict:
     """One pytest run of ``tests`` tests: whole, fixed and the body span."""
     stamps = suite_dir / "stamps.json"
-    env = {**os.environ, "BENCH_TESTS": str(tests), "BENCH_STAMPS": str(stamps),
-           "BENCH_NPM": str(NPM_DIR / "node_modules")}
-    for name in ("BOTSVC_URL", "BOTSVC_ADMIN_TOKEN", "PYTHONPATH"):
-        env.pop(name, None)
+    env = {**suite_env(stamps), "BENCH_TESTS": str(tests)}
     started = time.time()
     done = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"],
                           cwd=suite_dir, env=env, capture_output=True, text=True)
@@ -203,12 +240,14 @@ def run_suite(python: Path, suite_dir: Path, tests: int) -> dict:
 
 def write_suites(tmp: Path) -> dict[str, Path]:
     suites = {}
-    for side, body in (("plugin", PLUGIN_SUITE), ("ttapi", TTAPI_SUITE)):
+    for side, body in (("plugin", PLUGIN_SUITE), ("ttapi", TTAPI_SUITE), ("sdk", SDK_SUITE)):
         folder = tmp / side
         folder.mkdir()
         (folder / "conftest.py").write_text(CONFTEST)
         (folder / "test_bot.py").write_text(body)
         suites[side] = folder
+    (suites["sdk"] / "echo_sdk_bot.py").write_text(SDK_BOT)
+    (suites["sdk"] / "pytest.ini").write_text(SDK_INI)
     return suites
 
 
@@ -230,10 +269,13 @@ def run(tmp: Path, rounds: int = 3) -> None:
             "fixed": median([r["fixed"] for r in runs[side, SIZES[0]]]),
             "per_test": (whole[SIZES[1]] - whole[SIZES[0]]) / (SIZES[1] - SIZES[0])}
     print(f"ci: a bot's suite, medians of {rounds} alternating rounds")
-    print(f"{'':22}{'plugin':>10}{'ttapi':>10}{'ratio':>8}")
+    print(f"{'':22}{'plugin':>10}{'ttapi':>10}{'ratio':>8}{'sdk bot':>10}{'/plugin':>9}")
     rows = [(f"{n} tests, whole (s)", lambda f, n=n: f["whole"][n]) for n in SIZES]
     rows += [("fixed cost (s)", lambda f: f["fixed"]),
              ("per test (ms)", lambda f: f["per_test"] * 1000)]
     for label, value in rows:
-        mine, theirs = value(figures["plugin"]), value(figures["ttapi"])
-        print(f"{label:22}{mine:10.3f}{theirs:10.3f}{mine / theirs:8.2f}x")
+        mine, theirs, sdk = (value(figures[side]) for side in ("plugin", "ttapi", "sdk"))
+        print(f"{label:22}{mine:10.3f}{theirs:10.3f}{mine / theirs:8.2f}x"
+              f"{sdk:10.3f}{sdk / mine:8.2f}x")
+    bench_ci_xdist.launchers(python, NPM_DIR / "node_modules")
+    bench_ci_xdist.xdist(python, suites["plugin"], tmp, suite_env(tmp / "xdist-stamps.json"))

@@ -18,6 +18,10 @@ signed download URLs and tokens keep working after a restore.
 
 A backup directory holds ``botsvc.sqlite3``, ``files/``, ``secret_key`` and
 ``backup.json`` (what was copied, for ``restore`` to check).
+
+``restore_replica`` fills an empty data dir from Litestream's continuous
+replica instead (app/botsvc/replication.py): the database only; the stored
+files and the signing key come by the operator's own copy (docs/production.md).
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from botsvc import clock, disk
+from botsvc import clock, disk, replication
 from botsvc.config import DATABASE_FILE, Settings
 from botsvc.domain.files import STORAGE_NAME, files_dir, storage_path
 
@@ -148,6 +152,57 @@ def restore(settings: Settings, src: str, say: Callable[[str], None]) -> Summary
         _empty(data_dir, remove=created)
         raise
     return Summary(schema, os.path.getsize(target), files, total, time.monotonic() - started)
+
+
+@dataclass
+class ReplicaSummary:
+    schema_version: int
+    database_bytes: int
+    restored: replication.Restored
+    files: int
+    files_missing: int
+    seconds: float
+
+    def line(self, url: str, data_dir: str) -> str:
+        missing = (f", {self.files_missing} missing (FILE_NOT_FOUND until their bytes are"
+                   " copied into files/)" if self.files_missing else "")
+        return (f"restored {replication.shown(url)} into {data_dir}: database"
+                f" {_size(self.database_bytes)} (schema {self.schema_version}, integrity ok) up to"
+                f" transaction {self.restored.txid}, replicated at {self.restored.synced_at};"
+                f" stored files: {self.files} named, {self.files - self.files_missing} present"
+                f"{missing}; {self.seconds:.1f} s")
+
+
+# What the operator's copy of the stored files and the signing key brings
+# into the data dir before a restore from the replica (and the reserve).
+BROUGHT_ALONG = {"files", SECRET_KEY, disk.RESERVE_NAME}
+
+
+def restore_replica(settings: Settings, url: str, say: Callable[[str], None]) -> ReplicaSummary:
+    """The database of the data dir (empty, or holding only stored files and
+    the signing key) restored from the replica at ``url``, then checked. On
+    any failure the database is removed again, whatever else was there stays."""
+    started, data_dir = time.monotonic(), settings.data_dir
+    if os.path.exists(data_dir) and (not os.path.isdir(data_dir)
+                                     or set(os.listdir(data_dir)) - BROUGHT_ALONG):
+        raise BackupError(f"the data dir {data_dir} holds more than stored files and the"
+                          " signing key; a restore fills an empty one")
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    target = settings.db_path
+    say(f"restoring the database from {replication.shown(url)}")
+    try:
+        restored = replication.restore(url, target)
+        os.chmod(target, 0o600)
+        schema, rows = _check_database(target)
+    except BaseException:
+        for leftover in (target, target + "-wal", target + "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+        raise
+    missing = sum(1 for name, _, _ in rows if not STORAGE_NAME.match(name)
+                  or not os.path.isfile(os.path.join(files_dir(data_dir), name)))
+    return ReplicaSummary(schema, os.path.getsize(target), restored, len(rows), missing,
+                          time.monotonic() - started)
 
 
 def _read_manifest(src: str) -> dict:

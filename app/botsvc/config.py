@@ -19,6 +19,7 @@ import ssl
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from botsvc.replica_url import replica_url
 from botsvc.secret_key import load_or_create_secret
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,14 @@ def _choice(env: dict, name: str, allowed: tuple[str, ...], default: str) -> str
     if raw not in allowed:
         raise SettingError(name, f"must be one of {', '.join(allowed)}, got {_shown(raw)}")
     return raw
+
+
+def _replica(env: dict, name: str) -> str | None:
+    raw = _raw(env, name)
+    try:
+        return None if raw is None else replica_url(raw, _raw(env, "BOTSVC_DATA_DIR") or "./data")
+    except ValueError as problem:
+        raise SettingError(name, f"{problem}, got {_shown(raw)}") from None
 
 
 def _bind(env: dict, default: str) -> str:
@@ -200,6 +209,13 @@ class Settings:
     media_check: str = "start"
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
+    # Bodies parked while they arrive (app/botsvc/connection/spool.py), per
+    # worker: bytes in all, and bytes and requests of one token.
+    spool_max_bytes: int = 512 * 1024 * 1024
+    spool_token_max_bytes: int = 128 * 1024 * 1024
+    spool_token_max_requests: int = 16
+    # Litestream's replica of the database (app/botsvc/replication.py); None: none.
+    replica: str | None = None
 
     @property
     def db_path(self) -> str:
@@ -249,6 +265,12 @@ class Settings:
                                          cls.media_tool_memory_bytes,
                                          minimum=MIN_TOOL_MEMORY_BYTES),
             media_check=_choice(env, "BOTSVC_MEDIA_CHECK", ("start", "lazy"), cls.media_check),
+            spool_max_bytes=_int(env, "BOTSVC_SPOOL_MAX_BYTES", cls.spool_max_bytes),
+            spool_token_max_bytes=_int(env, "BOTSVC_SPOOL_TOKEN_MAX_BYTES",
+                                       cls.spool_token_max_bytes),
+            spool_token_max_requests=_int(env, "BOTSVC_SPOOL_TOKEN_MAX_REQUESTS",
+                                          cls.spool_token_max_requests, minimum=1),
+            replica=_replica(env, "BOTSVC_REPLICA"),
         )
         values.update(overrides)
         if secret and not values.get("secret_key"):

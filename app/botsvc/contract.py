@@ -36,6 +36,9 @@ PARSE_MODES = ("plain",)
 # userGetChat's page: 1 to 1000 messages, 100 when not given.
 USER_CHAT_MAX_LIMIT = 1000
 USER_CHAT_DEFAULT_LIMIT = 100
+# How long an operator read may wait for what it waits for (wait_ms:
+# getBotCalls, userGetChat; docs/testing-tools.md#waiting-without-polling).
+OPERATOR_WAIT_MAX_MS = 10_000
 
 # How long the service keeps what it keeps for a day, in service time: pending
 # updates, Idempotency-Key records, webhook delivery records, the call log.

@@ -54,7 +54,16 @@ def content_disposition(file_name: str) -> str:
 
 
 def file_response(row: sqlite3.Row, data_dir: str) -> Response:
-    """The bytes of the stored file ``row`` (a ``files`` row), streamed."""
+    """The bytes of the stored file ``row`` (a ``files`` row), streamed; bytes
+    gone since the row was read (app/botsvc/domain/files.py: bytes_present)
+    are FILE_NOT_FOUND, never a 500."""
+    try:
+        return _streamed(row, data_dir)
+    except FileNotFoundError:
+        raise file_not_found() from None
+
+
+def _streamed(row: sqlite3.Row, data_dir: str) -> Response:
     path = storage_path(data_dir, row["storage_name"])
     # The contract's answers are 200, 206 and 416; a cache's validators would
     # have werkzeug answer 304 or 412. The ETag serves If-Range only.

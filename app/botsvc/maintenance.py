@@ -14,6 +14,7 @@ from botsvc import clock, disk, idempotency
 from botsvc.db import checkpoint, checkpoint_passive, transaction
 from botsvc.domain import call_records, files, messages, replays, updates, webhook_deliveries
 from botsvc.jobs import action
+from botsvc.replication import app_checkpoints
 
 log = logging.getLogger(__name__)
 DAY_SECONDS = 86400
@@ -31,13 +32,17 @@ def delete_expired_records(conn, settings) -> None:
     if dropped or keys or records or calls:
         log.info("clean-up removed %d expired updates, %d idempotency keys, %d webhook"
                  " delivery records and %d call log records", dropped, keys, records, calls)
-    checkpoint(conn)
+    if app_checkpoints(settings):
+        checkpoint(conn)
 
 
 @action("checkpoint_wal")
 def checkpoint_wal(conn, settings) -> None:
-    """Commits leave the WAL to this job (app/botsvc/db/connection.py: wal_autocheckpoint off)."""
-    checkpoint_passive(conn)
+    """Commits leave the WAL to this job (app/botsvc/db/connection.py:
+    wal_autocheckpoint off), or to Litestream while it replicates
+    (app/botsvc/replication.py)."""
+    if app_checkpoints(settings):
+        checkpoint_passive(conn)
 
 
 @action("delete_old_history")

@@ -1,45 +1,19 @@
-"""A tiny echo bot: it polls botsvc for updates and answers every text
-message with the same text. It waits out RATE_LIMITED (Retry-After) and
-retries server failures under the same Idempotency-Key, so a retried send is
-never sent twice."""
-import threading
-import time
+"""A tiny echo bot: it answers every text message with the same text.
+botsvc.bot polls for it, acknowledges each update once its handler
+returned, waits out RATE_LIMITED (Retry-After) and retries server failures
+under the same Idempotency-Key, so a retried send is never sent twice.
+Run it with: BOTSVC_BASE_URL=http://127.0.0.1:8080 BOTSVC_BOT_TOKEN=... python echo_bot.py"""
+import os
 
-import requests
+from botsvc.bot import Bot
+
+bot = Bot()
 
 
-class EchoBot:
-    def __init__(self, base_url: str, token: str):
-        self.api = f"{base_url}/v2"
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-        self.offset = 0
+@bot.text()
+def echo(ctx):
+    ctx.reply(ctx.text)
 
-    def call(self, method: str, idempotency_key: str | None = None, **params):
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        for attempt in range(10):
-            response = self.session.post(f"{self.api}/{method}", json=params,
-                                         headers=headers, timeout=30)
-            if response.status_code == 429:
-                time.sleep(int(response.headers["Retry-After"]))
-            elif response.status_code >= 500:
-                time.sleep(min(0.1 * 2 ** attempt, 5))
-            else:
-                body = response.json()
-                if not body["ok"]:
-                    raise RuntimeError(f"{method}: {body['error_code']}")
-                return body["result"]
-        raise RuntimeError(f"{method}: still failing after 10 attempts")
 
-    def poll_once(self) -> None:
-        for update in self.call("getUpdates", offset=self.offset):
-            message = update.get("message")
-            if message and "text" in message and not message["text"].startswith("/"):
-                self.call("sendMessage", idempotency_key=f"echo-{update['update_id']}",
-                          chat_id=message["chat"]["id"], text=message["text"])
-            self.offset = update["update_id"] + 1   # accepted: acknowledge it
-
-    def run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            self.poll_once()
-            stop.wait(0.1)
+if __name__ == "__main__":
+    bot.run_polling(os.environ["BOTSVC_BASE_URL"], os.environ["BOTSVC_BOT_TOKEN"])   # until Ctrl-C

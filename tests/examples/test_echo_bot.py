@@ -1,18 +1,14 @@
 """The echo bot against a real botsvc, through the botsvc pytest plugin."""
-import threading
-
 import pytest
-from echo_bot import EchoBot
+from echo_bot import bot
 
 
 @pytest.fixture
 def echo_bot(botsvc_bot):
-    bot = EchoBot(botsvc_bot.base_url, botsvc_bot.token)
-    stop = threading.Event()
-    thread = threading.Thread(target=bot.run, args=(stop,), daemon=True)
-    thread.start()
-    yield bot
-    stop.set()
+    polling = bot.polling(botsvc_bot.base_url, botsvc_bot.token)   # the bot, in a thread
+    thread = polling.start_in_thread()
+    yield polling
+    polling.stop()
     thread.join(timeout=30)
 
 

@@ -1,19 +1,47 @@
-"""The webhook bot against a real botsvc, through the botsvc pytest plugin."""
+"""The webhook bot under gunicorn against a real botsvc, through the botsvc
+pytest plugin."""
+import os
+import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
-from webhook_bot import GREETING, WebhookBot
+from webhook_bot import GREETING
 
 SECRET = "example-secret-token-123"
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def listening(port) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def gunicorn(botsvc_bot, port):
+    """The bot as it runs in production: gunicorn serving webhook_bot:app()."""
+    env = {**os.environ, "BOTSVC_BASE_URL": botsvc_bot.base_url,
+           "BOTSVC_BOT_TOKEN": botsvc_bot.token, "BOT_SECRET": SECRET}
+    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "-b", f"127.0.0.1:{port}",
+                                "webhook_bot:app()"], cwd=Path(__file__).parent, env=env)
+    wait_until(lambda: listening(port))
+    return process
+
+
 @pytest.fixture
 def webhook_bot(botsvc_bot):
-    bot = WebhookBot(botsvc_bot.base_url, botsvc_bot.token, SECRET)
-    bot.start()
-    botsvc_bot.api.set_webhook(bot.url, SECRET)
-    yield bot
-    bot.stop()
+    port = free_port()
+    process = gunicorn(botsvc_bot, port)
+    botsvc_bot.api.set_webhook(f"http://127.0.0.1:{port}/", SECRET)
+    yield process, port
+    process.terminate()
+    process.wait()
 
 
 def wait_until(condition, timeout=10.0):
@@ -32,15 +60,15 @@ def test_it_greets_and_answers_the_button(webhook_bot, botsvc_user):
 
 def test_an_update_missed_while_the_bot_was_down_arrives_later(
         botsvc, botsvc_bot, botsvc_user, webhook_bot):
-    webhook_bot.stop()                                   # the bot goes down
+    process, port = webhook_bot
+    process.terminate()                                  # the bot goes down
+    process.wait()
     botsvc_user.start()
     wait_until(lambda: botsvc.webhook_deliveries(botsvc_bot))
     [failed] = botsvc.webhook_deliveries(botsvc_bot)
     assert failed["attempt"] == 1 and "http_status" not in failed
 
-    restarted = WebhookBot(botsvc_bot.base_url, botsvc_bot.token, SECRET,
-                           port=webhook_bot.server.server_address[1])
-    restarted.start()                                    # ... and comes back
+    restarted = gunicorn(botsvc_bot, port)               # ... and comes back
     try:
         botsvc.advance_clock(600)                        # no need to wait for the retry
         botsvc_user.wait_for_message(GREETING)
@@ -49,4 +77,5 @@ def test_an_update_missed_while_the_bot_was_down_arrives_later(
         latest = botsvc.webhook_deliveries(botsvc_bot)[0]
         assert latest["http_status"] == 200 and latest["attempt"] >= 2
     finally:
-        restarted.stop()
+        restarted.terminate()
+        restarted.wait()

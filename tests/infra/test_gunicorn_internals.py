@@ -84,3 +84,25 @@ def test_the_body_parts_wire_reads_are_there():
     assert "self.must_close = False" in inspect.getsource(message.Message.__init__)
     assert "if self.must_close:" in inspect.getsource(message.Message.should_close)
     assert "_expected_100_continue" in inspect.getsource(wsgi.create)
+
+
+def test_the_quit_path_the_worker_replaces_is_the_one_it_knows():
+    """BotsvcWorker.handle_quit replaces gthread's quick shutdown, which shuts
+    the thread pool, runs the worker_int hook, sleeps 0.1 s in the signal
+    handler and exits through the interpreter (waiting for the pool's
+    threads); handle_exit (SIGTERM) is extended. Both are the handlers
+    Worker.init_signals installs, with these parameters."""
+    from gunicorn.workers import base
+
+    for name in ("handle_quit", "handle_exit"):
+        assert params(getattr(gthread.ThreadWorker, name)) == ["self", "sig", "frame"], name
+        assert name in vars(BotsvcWorker), name
+    signals = inspect.getsource(base.Worker.init_signals)
+    for installed in ("signal.signal(signal.SIGQUIT, self.handle_quit)",
+                      "signal.signal(signal.SIGINT, self.handle_quit)",
+                      "signal.signal(signal.SIGTERM, self.handle_exit)"):
+        assert installed in signals, installed
+    quit_source = inspect.getsource(base.Worker.handle_quit)
+    assert "self.cfg.worker_int(self)" in quit_source   # the hook ours runs too
+    assert "time.sleep(0.1)" in quit_source             # what ours leaves out
+    assert "self.tpool.shutdown" in inspect.getsource(gthread.ThreadWorker.handle_quit)

@@ -54,6 +54,15 @@ def test_rendered_units_name_the_checkout_the_data_dir_and_the_user(tmp_path):
     assert unit(tmp_path / "botsvc-backup.timer")["Timer"]["Persistent"] == "true"
 
 
+def test_a_replica_dir_is_writable_by_the_service(tmp_path):
+    done = render(tmp_path, "--data-dir", "/srv/bots", "--replica-dir", "/mnt/replica/botsvc",
+                  "--no-proxy")
+    assert done.returncode == 0, done.stderr
+    service = unit(tmp_path / "botsvc.service")["Service"]
+    assert service["ReadWritePaths"] == "/srv/bots /mnt/replica/botsvc"
+    assert "@" not in (tmp_path / "botsvc.service").read_text().replace("@ROOT", "")
+
+
 def test_systemd_analyze_accepts_the_rendered_units(tmp_path):
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed on this machine")

@@ -64,7 +64,7 @@ def readme_build_lines() -> tuple[list[str], str]:
     """The README's build command and the wheel it says the install takes."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     [build] = re.findall(r"^(\.venv/bin/python -m build)\b", readme, re.MULTILINE)
-    [wheel] = re.findall(r"^pip install (botsvc-\S+\.whl) pytest\b", readme, re.MULTILINE)
+    [wheel] = re.findall(r"^pip install dist/(botsvc-\S+\.whl) pytest\b", readme, re.MULTILINE)
     return shlex.split(build), wheel
 
 
@@ -210,7 +210,8 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
         for path in (REPO / folder).rglob("*") if path.is_file()]
     assert packaged_data and set(packaged_data) <= names
     assert {"botsvc/gunicorn_conf.py", "botsvc/media/signatures.py",
-            "botsvc/media/pdf_inspect.py", "botsvc/testkit/plugin.py", "botsvc/cli/__init__.py"} <= names
+            "botsvc/media/pdf_inspect.py", "botsvc/testkit/plugin.py", "botsvc/cli/__init__.py",
+            "botsvc/bot/__init__.py", "botsvc/bot/methods.py"} <= names   # the bot SDK, generated
     assert not any(name.split("/")[0] == "app" for name in names)
     (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
@@ -218,7 +219,9 @@ def test_the_wheel_holds_what_the_service_reads(wheel):
     assert not any(name.startswith(("tests/", "scripts/", "devkit/", "migrations/")) for name in names)
     # Any current Python: no upper bound that would shut out 3.12 or 3.13.
     (metadata,) = [name for name in names if name.endswith(".dist-info/METADATA")]
-    assert "Requires-Python: >=3.11\n" in zipfile.ZipFile(wheel).read(metadata).decode()
+    metadata_text = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Requires-Python: >=3.11\n" in metadata_text
+    assert "Provides-Extra: bot-async\n" in metadata_text
 
 
 def test_the_sdist_holds_the_migrations_and_the_build_rule(dist):

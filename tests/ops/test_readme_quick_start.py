@@ -84,6 +84,9 @@ def test_the_quick_start_runs_as_written_and_its_warning_holds(tmp_path):
     assert update["membership"] == {"chat_id": started["chat_id"], "status": "active",
                                     "start_parameter": "hello"}
     [token] = re.findall(r'"token": "(1:[A-Za-z0-9_-]{43})"', done.stderr)   # shown once
+    # Shown without truncating a stderr redirected to a file, as a CI log is
+    # (tee /dev/stderr reopens that file from its start): what came before stays.
+    assert f"botsvc: using the data dir {tmp_path / 'data'}" in done.stderr
 
     assert len(refusals) == len(MISTAKES)
     for body, refused in zip(MISTAKES, refusals, strict=True):

@@ -4,6 +4,9 @@ suite's guard that refuses a start from a test without the server marker
 (so the fast lane never starts a server)."""
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 import time
 
@@ -45,17 +48,49 @@ def test_a_test_without_the_server_marker_cannot_start_one(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return [int(child) for child in fh.read().split()]
+
+
 @pytest.mark.server
-def test_a_quick_stop_ends_master_and_worker_without_a_kill(tmp_path):
-    """The plugin's stop: the quick server, used, then stopped quickly, in a
-    few rounds (a worker given two quit signals could deadlock until the
-    SIGKILL of the 10 s timeout: the master alone is signalled)."""
+def test_a_worker_given_two_quit_signals_exits_by_itself(tmp_path):
+    """BotsvcWorker.handle_quit: the quick stop's worker exits on its quit
+    signal, and a second one (SIGINT to the whole group, then the master's
+    SIGQUIT) is harmless: it once could deadlock gthread's handle_quit on its
+    thread pool's shutdown lock. Here the master is not stopping, so it reaps
+    the worker (a clean exit is not logged, a signal's death is) and boots
+    another, which answers."""
+    server = LocalServer(tmp_path / "data", QUICK_ENV).start()
+    try:
+        server.operator("advanceClock", seconds=5)
+        [worker] = _children(server.process.pid)
+        os.kill(worker, signal.SIGINT)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGQUIT)
+        deadline = time.monotonic() + 60   # a hang guard, not a measure
+        while worker in _children(server.process.pid) or not _children(server.process.pid):
+            assert time.monotonic() < deadline, "the worker did not exit"
+            time.sleep(0.01)
+        server.wait_until_answering()
+        assert server.operator("getClock")["offset"] == 5
+        log = server.log_path.read_text()
+        assert f"Worker (pid:{worker})" not in log   # neither killed nor a failing exit
+        assert log.count("Booting worker with pid") == 2
+    finally:
+        server.stop(quick=True)
+
+
+@pytest.mark.server
+def test_a_quick_stop_leaves_no_process_of_the_server(tmp_path):
+    """The plugin's stop, in a few rounds: the quick server, used, then
+    stopped quickly; nothing of its process group is left."""
     for round_ in range(3):
         server = LocalServer(tmp_path / f"data{round_}", QUICK_ENV).start()
         server.operator("advanceClock", seconds=5)
-        started = time.monotonic()
+        group = server.process.pid
         server.stop(quick=True)
-        assert time.monotonic() - started < 5
-        log = server.log_path.read_text()
-        assert "Worker exiting" in log
-        assert log.rstrip().endswith("Shutting down: Master")
+        assert server.process is None
+        with pytest.raises(ProcessLookupError):
+            os.killpg(group, 0)
+        assert "Handling signal: int" in server.log_path.read_text()

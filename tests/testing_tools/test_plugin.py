@@ -259,13 +259,13 @@ def test_the_plugin_starts_and_stops_its_own_server(pytester, monkeypatch, tmp_p
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass   # gone with the session
     # The quick test server: one worker, no media check at start, and
-    # gunicorn's quick stop, down to the master's last line.
+    # gunicorn's quick stop (the master is SIGKILLed once it has reaped its
+    # worker: what it had left to do was log its last line).
     (log_path,) = Path(temp_file.read_text()).glob("botsvc*-server.log")
     log = log_path.read_text()
     assert log.count("Booting worker") == 1
     assert "media tools not checked at start (BOTSVC_MEDIA_CHECK=lazy)" in log
     assert "Handling signal: int" in log
-    assert log.rstrip().endswith("Shutting down: Master")
     # The header names the log before the tests; the summary says it was kept.
     result.stdout.fnmatch_lines([f"botsvc {version('botsvc')}, server: started on first use"
                                  f" (127.0.0.1, a free port), log: {log_path}",

@@ -19,8 +19,8 @@ from botsvc.migrations import DatabaseNewerThanCode, migrate
 # lives in where starting it should load nothing else: ``serve`` execs
 # gunicorn at once, and importing every command (the operator commands load
 # the whole app) cost a server start about a second it then threw away.
-COMMAND_MODULES = ("installation", "operator", "serve")
-COMMAND_HOMES = {"serve": "serve", "check-media": "serve"}
+COMMAND_MODULES = ("installation", "operator", "serve", "transcripts")
+COMMAND_HOMES = {"serve": "serve", "check-media": "serve", "run-transcript": "transcripts"}
 
 
 def load_commands(*modules: str) -> None:
@@ -43,7 +43,25 @@ class Commands(click.Group):
         return super().list_commands(ctx)
 
 
-@click.group(cls=Commands, help="botsvc: operate a bot messaging service installation.")
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command's whole first sentence (click cuts it to the
+        terminal's width with "..."): wrapped, never cut."""
+        rows = [(name, command.get_short_help_str(limit=1000))
+                for name in self.list_commands(ctx)
+                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=Commands, help=(
+    "botsvc: operate a bot messaging service installation.\n\n"
+    "A command acts on the installation in BOTSVC_DATA_DIR (default ./data) or, when"
+    " BOTSVC_URL and BOTSVC_ADMIN_TOKEN are set, on the running server at BOTSVC_URL"
+    " through its operator API. Every BOTSVC_* setting is read from the environment"
+    " (the README's Settings)."))
+@click.version_option(package_name="botsvc", prog_name="botsvc",
+                      message="%(prog)s %(version)s")
 def main() -> None:
     pass
 

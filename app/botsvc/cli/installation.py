@@ -1,5 +1,6 @@
-"""The installation's own tasks: migrate, backup, restore, openapi. Of all
-commands only ``serve``, ``migrate`` and ``restore`` may create a database."""
+"""The installation's own tasks: migrate, backup, restore, restore-replica,
+openapi. Of all commands only ``serve``, ``migrate`` and the restores may
+create a database."""
 from __future__ import annotations
 
 import os
@@ -7,10 +8,12 @@ import sqlite3
 
 import click
 
-from botsvc.backup import BackupError, backup, restore
+from botsvc.backup import BackupError, backup, restore, restore_replica
 from botsvc.cli.base import main, migrate_at_start, migrate_or_stop, say
 from botsvc.config import Settings
 from botsvc.openapi import document_text
+from botsvc.replica_url import replica_url
+from botsvc.replication import ReplicationError
 
 
 @main.command("migrate", help="Apply pending database migrations (making the database in "
@@ -51,6 +54,33 @@ def restore_command(src: str) -> None:
             " download URLs made before the backup will not verify")
     click.echo(summary.line("restored " + os.path.abspath(src) + " into", settings.data_dir)
                + f"; schema now {schema}")
+
+
+@main.command("restore-replica", help="Restore the database from Litestream's replica "
+              "(BOTSVC_REPLICA, or --replica URL) into the empty data dir, check its integrity "
+              "and schema, say up to when it reaches, and apply any newer migrations. Copy the "
+              "stored files (files/) and the signing key (secret_key) in first.")
+@click.option("--replica", "url", help="The replica URL or path (default: BOTSVC_REPLICA).")
+def restore_replica_command(url: str | None) -> None:
+    settings = Settings.from_env(secret=False)
+    try:
+        url = settings.replica if url is None else replica_url(url, settings.data_dir)
+    except ValueError as problem:
+        raise SystemExit(f"botsvc: --replica {problem}") from None
+    if url is None:
+        raise SystemExit("botsvc: restore-replica needs BOTSVC_REPLICA (or --replica URL)")
+    try:
+        summary = restore_replica(settings, url, say)
+    except (BackupError, ReplicationError, sqlite3.Error, OSError) as error:
+        raise SystemExit(f"botsvc: restore failed: {error}") from None
+    schema = migrate_or_stop(settings.db_path)
+    key_file = os.path.join(settings.data_dir, "secret_key")
+    brought = os.path.isfile(key_file)
+    Settings.from_env()   # BOTSVC_SECRET_KEY, the key brought along, or a new one
+    if not brought and os.path.isfile(key_file):
+        say("warning: no signing key came along (secret_key, or BOTSVC_SECRET_KEY): a new one"
+            " was made, and signed download URLs given out before the loss will not verify")
+    click.echo(summary.line(url, settings.data_dir) + f"; schema now {schema}")
 
 
 def _read(directory: str, name: str) -> bytes:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import click
 
-from botsvc import disk
+from botsvc import disk, replication
 from botsvc.cli.base import fail, main, migrate_at_start, say
 from botsvc.config import Settings
 from botsvc.errors import ApiError
@@ -152,6 +152,14 @@ def serve() -> None:
         click.echo(MEDIA_BANNER, err=True)
     say(f"serving on http://{settings.bind} (data in {settings.data_dir})")
     argv = [sys.executable, "-m", "gunicorn", "-c", GUNICORN_CONFIG, WORKER_APP]
-    # gunicorn takes this process's place (and pid): a service manager's
-    # signals reach its master directly.
-    os.execve(sys.executable, argv, env)
+    if settings.replica is not None:
+        # Litestream takes this process's place, gunicorn its child
+        # (app/botsvc/replication.py says why and what it passes on).
+        try:
+            argv = replication.supervised(settings, argv)
+        except replication.ReplicationError as error:
+            raise SystemExit(f"botsvc: {error}") from None
+        say(f"replicating the database to {replication.shown(settings.replica)} with Litestream")
+    # gunicorn (or Litestream) takes this process's place (and pid): a
+    # service manager's signals reach its master directly.
+    os.execve(argv[0], argv, env)

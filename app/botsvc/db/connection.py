@@ -97,7 +97,8 @@ def connect(path: str) -> Connection:
     # write lock still held, and its fsync made every writer queued behind
     # it wait (the bot's own sendMessage during a 50,000-member broadcast:
     # p99 90 ms with it, 52 ms without; docs/broadcasts.md). The job
-    # ``checkpoint_wal`` does it every second instead, outside the lock.
+    # ``checkpoint_wal`` does it every second instead, outside the lock (or,
+    # with a replica, Litestream: app/botsvc/replication.py).
     conn.execute("PRAGMA wal_autocheckpoint = 0")
     return conn
 

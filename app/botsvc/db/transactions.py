@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from botsvc import disk
+from botsvc import commits, disk
 from botsvc.db.connection import BUSY_TIMEOUT_MS, Connection
 
 
@@ -112,6 +112,7 @@ class transaction:   # noqa: N801 - used as a function: ``with transaction(conn)
         announced, conn.commit_hooks = conn.commit_hooks, []
         for callback in announced:
             callback()
+        commits.committed()   # an operator call waiting for what this wrote reads again
 
     def _roll_back(self) -> None:
         conn = self.conn

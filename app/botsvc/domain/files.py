@@ -157,7 +157,19 @@ def find_clean_file(conn: sqlite3.Connection, bot_id: int | None,
                        (file_id,)).fetchone()
     if row is None or (bot_id is not None and row["bot_id"] != bot_id):
         return None
-    return row
+    return row if bytes_present(conn, row) else None
+
+
+def bytes_present(conn: sqlite3.Connection, row: sqlite3.Row) -> bool:
+    """Whether a row's bytes are in storage. They always are, except in a
+    database restored from its replica without them (the replica holds the
+    database only: docs/production.md): such a file is as unknown as any,
+    to download, send or re-send, never a 500. The data dir is the
+    database's directory (one stat; a connection with no path is not checked)."""
+    db_path = getattr(conn, "db_path", None)
+    if db_path is None:
+        return True
+    return os.path.isfile(storage_path(os.path.dirname(db_path), row["storage_name"]))
 
 
 def require_clean_file(conn: sqlite3.Connection, bot_id: int, file_id: str,

@@ -47,7 +47,8 @@ JOBS: tuple[Job, ...] = (
         " hours; checkpoint the WAL; app/botsvc/maintenance.py", once_per_interval=True),
     Job("checkpoint_wal", 1.0,
         "in every process: copy the WAL into the database, outside the write lock"
-        " (no commit does: app/botsvc/db/connection.py); app/botsvc/maintenance.py"),
+        " (no commit does: app/botsvc/db/connection.py), unless Litestream replicates (it"
+        " owns the checkpoints: app/botsvc/replication.py); app/botsvc/maintenance.py"),
     Job("sweep_upload_leftovers", 600.0,
         "remove quarantine and work files of uploads no longer under way; app/botsvc/maintenance.py",
         once_per_interval=True),

@@ -13,6 +13,7 @@ from botsvc.domain.bots import require_bot
 from botsvc.errors import invalid
 from botsvc.manage.dispatch import operator_method
 from botsvc.manage.methods import ApiMethodName, BotIdSchema
+from botsvc.manage.waiting import WaitMs, waited
 from botsvc.pagination import SQLITE_MAX_INTEGER
 
 FILTER_MAX_BYTES = 256   # chat_id and search
@@ -39,6 +40,7 @@ class BotCallsSchema(BotIdSchema):
     detail = Bool(load_default=False, metadata={
         "description": "also each record's error_parameters, injected, params_preview and "
                        "cut_fields, where it has them"})
+    wait_ms = WaitMs("a kept call matches (with after_call_id: a new one)")
 
     @validates_schema
     def until_not_before_since(self, data, **kwargs):
@@ -52,11 +54,15 @@ class BotCallsSchema(BotIdSchema):
 def get_bot_calls(conn, p):
     require_bot(conn, p["bot_id"])
     log = writer()
-    if log is not None:
-        log.write_soon()   # what this process has not written yet, if the lock is free
     where = call_log.CallFilter(
         method=p.get("method"), failures_only=p["failures_only"],
         after_call_id=p.get("after_call_id"), chat_id=p.get("chat_id"), since=p.get("since"),
         until=p.get("until"), search=p.get("search"))
-    return call_log.calls_page(conn, p["bot_id"], p["limit"], p.get("cursor"), clock.time(),
-                               where=where, detail=p["detail"])
+
+    def read() -> dict:
+        if log is not None:
+            log.write_soon()   # what this process has not written yet, if the lock is free
+        return call_log.calls_page(conn, p["bot_id"], p["limit"], p.get("cursor"),
+                                   clock.time(), where=where, detail=p["detail"])
+
+    return waited(read, lambda page: bool(page["calls"]), p["wait_ms"])

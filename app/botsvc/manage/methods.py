@@ -24,6 +24,7 @@ from botsvc.contract import START_PARAMETER, USER_CHAT_DEFAULT_LIMIT, USER_CHAT_
 from botsvc.domain import bots, chats, media_messages
 from botsvc.errors import ErrorCode
 from botsvc.manage.dispatch import operator_method
+from botsvc.manage.waiting import WaitMs, waited
 
 USERNAME = r"^[a-z0-9_]{2,29}bot\Z"
 
@@ -170,14 +171,21 @@ class UserGetChatSchema(UserBotSchema):
     before_message_id = MessageId(metadata={
         "description": "a message of this chat (a deleted one too): the page ends just"
                        " before it"})
+    wait_ms = WaitMs("the page holds a message from the bot above wait_after_message_id")
+    wait_after_message_id = Int(min=0, load_default=0, metadata={
+        "description": "with wait_ms: the newest message_id the caller has seen (0: none)"})
 
 
 @operator_method("userGetChat", UserGetChatSchema(), result=results.UserChat, errors=CHAT_ERRORS,
                  summary="One page of the chat as the user sees it now, newest messages first"
                          " chosen, listed oldest first")
 def user_get_chat(conn, p):
-    return chats.user_view(conn, p["bot_id"], p["user_id"], p["limit"],
-                           p.get("before_message_id"))
+    after = p["wait_after_message_id"]
+    return waited(lambda: chats.user_view(conn, p["bot_id"], p["user_id"], p["limit"],
+                                          p.get("before_message_id")),
+                  lambda page: any(m["message_id"] > after and m["from_bot"]
+                                   for m in page["messages"]),
+                  p["wait_ms"])
 
 
 class UserSendMediaSchema(UserBotSchema):

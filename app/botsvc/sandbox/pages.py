@@ -32,7 +32,8 @@ def page_values() -> dict:
 
 def _pulse_values(bot: dict) -> dict:
     return {"pulse_bot": bot, "api_methods": sorted(API_METHODS),
-            "call_filters": sorted(calls.schema_fields("getBotCalls") - {"bot_id", "limit", "cursor"}),
+            "call_filters": sorted(calls.schema_fields("getBotCalls")
+                                   - {"bot_id", "limit", "cursor", "wait_ms"}),
             "fault_codes": [code.value for code in faults.INJECTABLE_CODES]}
 
 

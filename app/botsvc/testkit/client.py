@@ -1,7 +1,9 @@
 """A small typed client for botsvc: the operator API (/manage/v1) and a bot's
 /v2 API. Results are the contract's JSON (dicts and lists) except where a
 small dataclass reads better; every failure is one ``BotsvcError`` carrying
-the envelope's ``error_code``, ``description`` and ``parameters``.
+the envelope's ``error_code``, ``description`` and ``parameters``. Long
+because it is the typed face of two APIs: a method for each operator method
+a test uses, and for the common /v2 ones.
 
     operator = OperatorClient("http://127.0.0.1:8080", "admin-token")
     created = operator.create_bot("echo_bot")
@@ -172,11 +174,15 @@ class OperatorClient:
                          message_id=message_id, callback_data=callback_data)["callback_query_id"]
 
     def user_get_chat(self, user_id: int, bot_id: int, limit: int | None = None,
-                      before_message_id: int | None = None) -> dict[str, Any]:
+                      before_message_id: int | None = None, *, wait_ms: int | None = None,
+                      wait_after_message_id: int | None = None) -> dict[str, Any]:
         """One page: the newest ``limit`` messages (older than
-        ``before_message_id`` when given), oldest first, and ``has_more``."""
+        ``before_message_id`` when given), oldest first, and ``has_more``;
+        with ``wait_ms``, once the page holds a message above
+        ``wait_after_message_id`` (or the wait is over)."""
         return self.call("userGetChat", user_id=user_id, bot_id=bot_id, limit=limit,
-                         before_message_id=before_message_id)
+                         before_message_id=before_message_id, wait_ms=wait_ms or None,
+                         wait_after_message_id=wait_after_message_id)
 
     def user_chat_pages(self, user_id: int, bot_id: int,
                         limit: int | None = None) -> Iterator[dict[str, Any]]:
@@ -220,12 +226,29 @@ class OperatorClient:
         return self.call("getWebhookDeliveries", bot_id=bot_id, limit=limit, cursor=cursor)
 
     def get_bot_calls(self, bot_id: int, limit: int | None = None, cursor: str | None = None,
-                      method: str | None = None,
-                      failures_only: bool | None = None) -> dict[str, Any]:
+                      method: str | None = None, failures_only: bool | None = None, *,
+                      after_call_id: int | None = None,
+                      wait_ms: int | None = None) -> dict[str, Any]:
         """One page of the bot's call log: ``{calls, next_cursor, empty_polls,
-        last_poll_at}``, newest first."""
+        last_poll_at}``, newest first; only the calls after ``after_call_id``
+        when given; with ``wait_ms``, once a call is there (or the wait is over)."""
         return self.call("getBotCalls", bot_id=bot_id, limit=limit, cursor=cursor,
-                         method=method, failures_only=failures_only)
+                         method=method, failures_only=failures_only,
+                         after_call_id=after_call_id, wait_ms=wait_ms or None)
+
+    def calls_after(self, bot_id: int, after_call_id: int, method: str | None = None, *,
+                    detail: bool | None = None, wait_ms: int = 0) -> list[dict[str, Any]]:
+        """The bot's kept calls after ``after_call_id``, oldest first, every
+        page of them; the first read waits up to ``wait_ms`` for one."""
+        calls: list[dict[str, Any]] = []
+        cursor, wait = None, wait_ms
+        while True:
+            page = self.call("getBotCalls", bot_id=bot_id, method=method, detail=detail,
+                             after_call_id=after_call_id, cursor=cursor, wait_ms=wait or None)
+            calls[:0] = reversed(page["calls"])
+            cursor, wait = page["next_cursor"], 0
+            if cursor is None:
+                return calls
 
     def bot_calls(self, bot_id: int, method: str | None = None,
                   failures_only: bool | None = None) -> Iterator[dict[str, Any]]:

@@ -34,6 +34,7 @@ from botsvc.domain.conversation import (
     SHOWN_FIELDS,
 )
 from botsvc.testkit.harness import DEFAULT_WAIT_SECONDS, Botsvc, TestBot
+from botsvc.testkit.waits import waited
 
 # How long skip_reactions lets the bot answer a Start nobody checks.
 SETTLE_SECONDS = 1.0
@@ -177,16 +178,16 @@ class ConversationUser:
     def _next(self, expected: dict) -> dict:
         __tracebackhide__ = True   # the failure points at the step in the test
         self.expected_in_step += 1
-        deadline = time.monotonic() + self.timeout
-        while not self.pending:
-            self._check_bot_running(f"reaction {self.expected_in_step}")
-            if time.monotonic() >= deadline:
-                raise AssertionError(
-                    f"{self.step}, reaction {self.expected_in_step}:\n"
-                    f"  expected: {_describe(expected)}\n"
-                    f"  actual:   nothing within {self.timeout:g} s")
-            time.sleep(0.05)
-            self._read()
+        if not self.pending:   # each read waits on the server for the bot's next call
+            for _ in waited(self._read, bool, self.timeout, self.bot.read_seconds()):
+                if self.pending:
+                    break
+                self._check_bot_running(f"reaction {self.expected_in_step}")
+        if not self.pending:
+            raise AssertionError(
+                f"{self.step}, reaction {self.expected_in_step}:\n"
+                f"  expected: {_describe(expected)}\n"
+                f"  actual:   nothing within {self.timeout:g} s")
         return self.pending.pop(0)
 
     def _compare(self, expected: dict, actual: dict) -> None:
@@ -207,21 +208,14 @@ class ConversationUser:
     def _newest_calls(self) -> list[dict]:
         return self.operator.get_bot_calls(self.bot.id, limit=100)["calls"]
 
-    def _read(self) -> None:
-        """The bot's new calls (newest first in the log), oldest first here."""
-        fresh: list[dict] = []
-        cursor = None
-        while True:
-            page = self.operator.get_bot_calls(self.bot.id, limit=100, cursor=cursor)
-            newer = [c for c in page["calls"] if c["call_id"] > self.last_call_id]
-            fresh[:0] = list(reversed(newer))
-            cursor = page["next_cursor"]
-            if len(newer) < len(page["calls"]) or cursor is None:
-                break
-        fresh.sort(key=lambda c: c["call_id"])
+    def _read(self, wait_ms: int = 0) -> int:
+        """The bot's new calls, oldest first, into ``pending`` as reactions;
+        how many were read. ``wait_ms``: the server waits that long for one."""
+        fresh = self.operator.calls_after(self.bot.id, self.last_call_id, wait_ms=wait_ms)
         for call in fresh:
             self.last_call_id = call["call_id"]
             self.pending += self._reactions(call)
+        return len(fresh)
 
     def _reactions(self, call: dict) -> list[dict]:
         method, params, result = call["method"], call.get("params") or {}, call.get("result")

@@ -5,19 +5,20 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
 from botsvc.contract import USER_CHAT_MAX_LIMIT
 from botsvc.testkit.client import BotApi, Clock, OperatorClient
+from botsvc.testkit.waits import waited
 
 DEFAULT_WAIT_SECONDS = 10.0
-# The waits poll: first at once, then 2 ms later, each pause half again as
-# long, up to 50 ms. A bot answering within a few milliseconds (most do, on
-# loopback) is seen within a millisecond or two of it, not on a fixed 50 ms
-# tick; a slow one costs the server at most 20 polls a second.
-POLL_FIRST_SECONDS, POLL_MAX_SECONDS = 0.002, 0.05
+# The waits do not poll: each read waits on the server (userGetChat's and
+# getBotCalls' wait_ms) and is answered as soon as the bot's message or call
+# is written (testkit.waits.waited; docs/testing-tools.md#waiting-without-polling).
+# While the bot under test is a process, a read waits at most this long, so
+# that a bot that exited fails the wait soon rather than at its timeout.
+PROCESS_CHECK_SECONDS = 0.25
 _names = itertools.count(1)
 
 
@@ -45,6 +46,11 @@ class TestBot:
         __tracebackhide__ = True   # the failure points at the test's line
         if self.process_check is not None:
             self.process_check()
+
+    def read_seconds(self) -> float | None:
+        """How long one of the waits' reads may wait on the server: bounded
+        while a bot process is watched, so that its exit is seen soon."""
+        return PROCESS_CHECK_SECONDS if self.process_check is not None else None
 
     def __repr__(self) -> str:
         return f"TestBot(id={self.id}, username={self.username!r})"
@@ -133,20 +139,30 @@ class SimulatedUser:
                 return bool(match(message))
             return match in (message.get("text"), message.get("caption"))
 
-        deadline = time.monotonic() + timeout
-        pauses = _pauses()
-        while True:
-            fresh = [m for m in self.recent(self._seen) if m["from_bot"]]
-            for message in fresh:
+        newest = self._seen   # the newest bot message read: the next read waits past it
+        arrived: list[dict[str, Any]] = []
+
+        def read(wait_ms: int) -> dict[str, Any]:
+            return self.operator.user_get_chat(self.user_id, self.bot.id, self.page_limit,
+                                               wait_ms=wait_ms, wait_after_message_id=newest)
+
+        def fresh(page: dict[str, Any]) -> bool:
+            return any(m["message_id"] > newest and m["from_bot"] for m in page["messages"])
+
+        for page in waited(read, fresh, timeout, self.bot.read_seconds()):
+            messages = page["messages"]
+            if page["has_more"] and messages and messages[0]["message_id"] > self._seen:
+                messages = self.recent(self._seen)   # more new ones than a page holds
+            arrived = [m for m in messages if m["from_bot"] and m["message_id"] > self._seen]
+            for message in arrived:
                 if wanted(message):
                     self._seen = message["message_id"]
                     return message
             self.bot.check_running()
-            if time.monotonic() >= deadline:
-                got = [m.get("text", m.get("caption", m["type"])) for m in fresh]
-                raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
-                                     f" (new messages: {got!r})")
-            time.sleep(min(next(pauses), max(deadline - time.monotonic(), 0)))
+            newest = max([newest, *(m["message_id"] for m in arrived)])
+        got = [m.get("text", m.get("caption", m["type"])) for m in arrived]
+        raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
+                             f" (new messages: {got!r})")
 
 
 class Botsvc:
@@ -213,33 +229,29 @@ class Botsvc:
         its record is there; AssertionError after ``timeout`` seconds."""
         __tracebackhide__ = True   # a timeout points at the test's line, not here
         bot_id = _bot_id(bot)
-        deadline = time.monotonic() + timeout
-        pauses = _pauses()
-        while True:
-            seen = self._calls_seen.get(bot_id, 0)
-            fresh = list(itertools.takewhile(lambda c, seen=seen: c["call_id"] > seen,
-                                             self.operator.bot_calls(bot_id, method)))
-            for record in reversed(fresh):   # the oldest first
+        arrived: list[dict[str, Any]] = []   # the calls after the last one returned
+        seen = self._calls_seen.get(bot_id, 0)
+
+        def read(wait_ms: int) -> list[dict[str, Any]]:
+            after = arrived[-1]["call_id"] if arrived else seen
+            return self.operator.calls_after(bot_id, after, method, wait_ms=wait_ms)
+
+        watched = bot.read_seconds() if isinstance(bot, TestBot) else None
+        for fresh in waited(read, bool, timeout, watched):
+            arrived += fresh
+            for record in fresh:   # the oldest first
                 if match is None or match(record):
                     self._calls_seen[bot_id] = record["call_id"]
                     return record
-            if time.monotonic() >= deadline:
-                got = [(c["method"], c.get("error_code", "ok")) for c in reversed(fresh)]
-                raise AssertionError(f"the bot made no matching call within {timeout:g} s"
-                                     f" (new calls: {got!r})")
-            time.sleep(min(next(pauses), max(deadline - time.monotonic(), 0)))
+            if isinstance(bot, TestBot):
+                bot.check_running()
+        got = [(c["method"], c.get("error_code", "ok")) for c in arrived]
+        raise AssertionError(f"the bot made no matching call within {timeout:g} s"
+                             f" (new calls: {got!r})")
 
     def reset(self) -> None:
         """The installation empty again (bots, users, files, the clock...)."""
         self.operator.reset()
-
-
-def _pauses():
-    """The waits' pauses between polls: short first, then longer."""
-    pause = POLL_FIRST_SECONDS
-    while True:
-        yield pause
-        pause = min(pause * 1.5, POLL_MAX_SECONDS)
 
 
 def _bot_id(bot: TestBot | int) -> int:

@@ -53,7 +53,8 @@ SETTINGS = (
             " test that asks for bot_under_test"),
     Setting("botsvc_bot_object", "BOTSVC_BOT_OBJECT", "MODULE:NAME",
             "the bot under test in the test's own process: the botsvc SDK bot object at"
-            " MODULE:NAME, run for each test that asks for bot_under_test"),
+            " MODULE:NAME (imported with the ini file's folder on sys.path), polled for each"
+            " test that asks for bot_under_test"),
 )
 
 

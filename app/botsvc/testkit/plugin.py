@@ -22,8 +22,9 @@ Fixtures (all prefixed ``botsvc``, so they never clash with a suite's own):
   test never holds the loop.
 - ``bot_under_test``: your bot, running against ``botsvc_bot``; an exported
   conversation (exportChat) asks for it. ``botsvc_bot_command`` runs it as a
-  process (``bot_process``), ``botsvc_bot_object`` as an SDK bot object, or
-  your conftest.py defines it.
+  process (``bot_process``), ``botsvc_bot_object`` as an SDK bot object
+  (botsvc.bot, polled in process), or your conftest.py defines it. Under
+  the plugin every SDK bot polls at the plugin's pace.
 - ``botsvc_reset``: the installation is reset before the test; the marker
   ``@pytest.mark.botsvc_reset`` asks for it too.
 
@@ -43,6 +44,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from botsvc.testkit.options import add_options, read  # the settings: botsvc.config, no more
+
 if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
     from botsvc.testkit.aio import AsyncBotsvc, AsyncUser
     from botsvc.testkit.client import OperatorClient
@@ -51,21 +54,16 @@ if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
 MARKER = "botsvc_reset"
 SETTINGS_KEY = pytest.StashKey["PluginSettings"]()
 KEPT_KEY = pytest.StashKey[str]()
-BOT_PROCESS_KEY = pytest.StashKey["BotProcess"]()
 SERVER_DIR = "botsvc"   # under pytest's basetemp; its log is botsvc-server.log beside it
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from botsvc.testkit.options import add_options
-
     add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The plugin's settings, read and checked before any test runs: a bad
     one is one usage error (exit status 4), not a traceback per test."""
-    from botsvc.testkit.options import read
-
     config.addinivalue_line(
         "markers", f"{MARKER}: reset the botsvc installation before the test")
     settings = read(config)
@@ -73,6 +71,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"botsvc: {settings.source('botsvc_url')} is set but"
                                 " BOTSVC_ADMIN_TOKEN is not (the server's admin token)")
     config.stash[SETTINGS_KEY] = settings
+    if _xdist_controller(config) and not settings.url:
+        _check_server_settings()   # its workers collect; an error there is no usage error
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config,
+                                                                             "workerinput")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -99,7 +104,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _server_log_shown(config: pytest.Config) -> str:
-    if getattr(config.option, "numprocesses", None):   # pytest-xdist: a server per worker
+    if _xdist_controller(config):   # pytest-xdist: a server per worker
         return f"{config.option.basetemp or '<basetemp>'}/popen-gw*/{SERVER_DIR}-server.log"
     factory = getattr(config, "_tmp_path_factory", None)
     return str(factory.getbasetemp() / f"{SERVER_DIR}-server.log") if factory else "(none)"
@@ -113,7 +118,8 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
             fixturenames.insert(0, MARKER)   # before any fixture makes a bot
         wanted = wanted or any(name.startswith("botsvc") or name == "bot_under_test"
                                for name in fixturenames)
-    if wanted and not session.config.stash[SETTINGS_KEY].url:
+    if wanted and not session.config.stash[SETTINGS_KEY].url \
+            and not hasattr(session.config, "workerinput"):   # xdist: its controller checked
         _check_server_settings()
 
 
@@ -133,7 +139,9 @@ def botsvc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """The session's installation: ``Botsvc`` for a server started here, or
     for the one ``botsvc_url`` (BOTSVC_URL) and BOTSVC_ADMIN_TOKEN name."""
     from botsvc.testkit.harness import Botsvc  # lazy: the plugin loads in every pytest run
+    from botsvc.testkit.sdk_bot import poll_at_the_suites_pace  # lazy: it loads the SDK
 
+    poll_at_the_suites_pace()   # every SDK bot of the session, its own fixtures' too
     settings = request.config.stash[SETTINGS_KEY]
     if settings.url:
         yield Botsvc(settings.url, settings.admin_token)
@@ -190,10 +198,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         from botsvc.testkit.report import failure_sections  # lazy: only on a failure
 
         report.sections.extend(failure_sections(installation))
-    process = item.stash.get(BOT_PROCESS_KEY, None)
-    if report.failed and report.when == "call" and process is not None:
-        report.sections.append((f"botsvc: what the bot under test printed ({process.command})",
-                                process.output() or "(nothing)"))
+    # The bot under test's own section (a process: what it printed).
+    section = getattr(getattr(item, "funcargs", {}).get("bot_under_test"), "report_section", None)
+    if report.failed and report.when == "call" and callable(section):
+        report.sections.append(section())
 
 
 @pytest.fixture
@@ -245,12 +253,10 @@ def bot_under_test(request: pytest.FixtureRequest):
     names, or your conftest.py's own fixture of this name. An exported
     conversation asks for it."""
     settings = request.config.stash[SETTINGS_KEY]   # no server starts unless one is set
-    if settings.bot_command:
-        yield from _bot_command_running(request, settings, request.getfixturevalue("botsvc_bot"),
-                                        request.getfixturevalue("tmp_path"))
-    elif settings.bot_object:
-        yield from _bot_object_running(request, settings.bot_object,
-                                       request.getfixturevalue("botsvc_bot"))
+    if settings.bot_command or settings.bot_object:
+        from botsvc.testkit import bot_under_test as running  # lazy: only when one is set
+
+        yield from running.for_one_test(request, settings, request.getfixturevalue("botsvc_bot"))
     else:
         pytest.fail(
             "bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
@@ -259,31 +265,3 @@ def bot_under_test(request: pytest.FixtureRequest):
             " conftest.py: it starts your bot with botsvc_bot.base_url and botsvc_bot.token"
             " (from the fixture botsvc_bot), yields while the test runs, then stops it. See the"
             " botsvc docs, export.md.", pytrace=False)
-
-
-def _bot_command_running(request: pytest.FixtureRequest, settings, bot: TestBot, tmp_path):
-    """The bot's process for one test, run in the rootdir; the waits fail
-    the step at once if it exits, and a failing test's report shows what it
-    printed."""
-    from botsvc.testkit.bot_process import BotCannotStart, BotProcess
-
-    process = BotProcess(settings.bot_command, base_url=bot.base_url, token=bot.token,
-                         output_path=tmp_path / "bot-output.log", cwd=request.config.rootpath)
-    try:
-        process.start()
-    except BotCannotStart as refused:
-        pytest.fail(f"{settings.source('botsvc_bot_command')}: {refused}", pytrace=False)
-    bot.process_check = process.check
-    request.node.stash[BOT_PROCESS_KEY] = process
-    try:
-        yield process
-    finally:
-        bot.process_check = None
-        process.stop()
-
-
-def _bot_object_running(request: pytest.FixtureRequest, spec: str, bot: TestBot):
-    """The SDK's bot object MODULE:NAME, run against ``bot`` for one test."""
-    pytest.fail(f"botsvc_bot_object ({spec}): running a bot object is not in this version"
-                " of botsvc yet; use botsvc_bot_command", pytrace=False)
-    yield

@@ -71,6 +71,17 @@ def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM,
         os.killpg(process.pid, signal.SIGKILL)
 
 
+def _children_reaped(pid: int) -> bool:
+    """Whether the process ``pid`` has no child left, not even one exited
+    and not yet reaped (Linux's /proc; elsewhere, False: the caller waits
+    for ``pid`` itself)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return not fh.read().split()
+    except OSError:
+        return False
+
+
 class LocalServer:
     """``start()`` it, use ``base_url`` and ``admin_token``, ``stop()`` it.
     Its output goes to ``log_path``, beside the data dir (a data dir holds
@@ -161,14 +172,21 @@ class LocalServer:
         if not quick or self.process is None:
             self.kill(signal.SIGTERM, timeout)
             return
-        # The master alone, which passes SIGQUIT on: a worker given a second
-        # quit signal while handling the first (SIGINT to the whole group, then
-        # the master's SIGQUIT) can deadlock in gthread's handle_quit, on its
-        # thread pool's shutdown lock, until SIGKILL. Leftovers are SIGKILLed.
+        # The whole group at once: each worker exits on its own signal, in a
+        # few milliseconds (BotsvcWorker.handle_quit; a second quit signal,
+        # the master's SIGQUIT, is harmless to it). The master reaps them
+        # within its stop loop's first 0.1 s pause, then pauses 0.1 s more
+        # and takes 0.1-0.2 s to exit; once it has reaped its workers all it
+        # has left to do is log, so it is SIGKILLed then (no worker is left
+        # a zombie for init to reap).
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout)
+            os.killpg(self.process.pid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        pause = 0.002
+        while (not _children_reaped(self.process.pid) and self.process.poll() is None
+               and time.monotonic() < deadline):
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.05)
         self.kill(signal.SIGKILL)
 
     def kill(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:

@@ -41,6 +41,11 @@ def new_token(bot_id: int) -> str:
     return f"{bot_id}:{secrets.token_urlsafe(32)}"
 
 
+def token_secret(token: str | None) -> str:
+    """The part of a token (``bot_id:secret``) that must never be shown or kept."""
+    return (token or "").partition(":")[2]
+
+
 def hash_token(token: str) -> bytes:
     return hashlib.sha256(token.encode("ascii")).digest()
 

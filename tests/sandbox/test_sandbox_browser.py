@@ -103,6 +103,14 @@ class Bot:
         raise AssertionError(f"no update with {key} within {SLOW_DEADLINE} s")
 
 
+def operator(server, method: str, /, **params):
+    """An operator method of the running server, as its admin: its result."""
+    answer = requests.post(f"{server.base_url}/manage/v1/{method}", json=params, timeout=30,
+                           headers={"Authorization": f"Bearer {server.admin_token}"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
+
+
 def wait_for(driver, condition, seconds: float, what: str):
     started = time.monotonic()
     WebDriverWait(driver, seconds, poll_frequency=0.05).until(
@@ -447,17 +455,10 @@ def stop_block_and_restart_each_show_as_a_line(story: Story) -> None:
 
 def another_chats_unread_count_comes_live(story: Story) -> None:
     """Another chat's last message and unread count come live in the list."""
-    admin = {"Authorization": f"Bearer {story.server.admin_token}"}
-
-    def operator(method: str, /, **params):
-        answer = requests.post(f"{story.base}/manage/v1/{method}", json=params, headers=admin,
-                               timeout=30)
-        assert answer.status_code == 200, answer.text
-        return answer.json()["result"]
-
-    other = operator("createBot", username="other_news_bot", display_name="News")
+    other = operator(story.server, "createBot", username="other_news_bot", display_name="News")
     ada = int(story.ada_url.rstrip("/").split("/")[-2])
-    news_chat = operator("userStart", user_id=ada, bot_id=other["bot"]["id"])["chat_id"]
+    news_chat = operator(story.server, "userStart", user_id=ada,
+                         bot_id=other["bot"]["id"])["chat_id"]
     news = Bot(story.base, other["token"])
     for headline in ("Rain today", "Sun tomorrow"):
         news.call("sendMessage", chat_id=news_chat, text=headline)

@@ -33,18 +33,18 @@ from botsvc.devkit.paths import REPO
 from botsvc.devkit.receivers import Receiver, statuses
 from botsvc.devkit.servers import running_server
 from tests.sandbox import test_sandbox_browser as walk
-from tests.sandbox.test_sandbox_browser import SLOW_DEADLINE, Bot, shown, sign_in, wait_for
+from tests.sandbox.test_sandbox_browser import (
+    SLOW_DEADLINE,
+    Bot,
+    operator,
+    shown,
+    sign_in,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 browser = walk.browser   # the same headless Chromium
 ARTIFACTS = REPO / "test-artifacts"
-
-
-def operator(server, method: str, /, **params):
-    answer = requests.post(f"{server.base_url}/manage/v1/{method}", json=params, timeout=30,
-                           headers={"Authorization": f"Bearer {server.admin_token}"})
-    assert answer.status_code == 200, answer.text
-    return answer.json()["result"]
 
 
 def rows(driver) -> list[int]:

@@ -10,7 +10,6 @@ replay in the list of attempts, whose request and response open."""
 from __future__ import annotations
 
 import pytest
-import requests
 from selenium.common.exceptions import (
     ElementNotInteractableException,
     NoSuchElementException,
@@ -21,18 +20,18 @@ from selenium.webdriver.common.by import By
 from botsvc.devkit.receivers import Receiver, statuses
 from botsvc.devkit.servers import running_server
 from tests.sandbox import test_sandbox_browser as walk
-from tests.sandbox.test_sandbox_browser import SLOW_DEADLINE, Bot, shown, sign_in, wait_for
+from tests.sandbox.test_sandbox_browser import (
+    SLOW_DEADLINE,
+    Bot,
+    operator,
+    shown,
+    sign_in,
+    wait_for,
+)
 from tests.webhooks.support import received_ids
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 browser = walk.browser   # the same headless Chromium
-
-
-def operator(server, method: str, /, **params):
-    answer = requests.post(f"{server.base_url}/manage/v1/{method}", json=params, timeout=30,
-                           headers={"Authorization": f"Bearer {server.admin_token}"})
-    assert answer.status_code == 200, answer.text
-    return answer.json()["result"]
 
 
 def path_sections(driver, title_part: str) -> list[dict]:

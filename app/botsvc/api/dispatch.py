@@ -23,7 +23,8 @@ from botsvc.auth import (
     platform_disabled,
     unauthorized,
 )
-from botsvc.call_log.capture import CallFacts, call_ended, call_started
+from botsvc.call_log.capture import call_ended, call_started
+from botsvc.call_log.facts import CallFacts
 from botsvc.catalogue.body import is_form_request, parse_body
 from botsvc.catalogue.entry import Method, validate_request
 from botsvc.db import get_db

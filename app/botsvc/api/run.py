@@ -15,7 +15,8 @@ from flask import Response
 from botsvc import disk, limits
 from botsvc import idempotency as idem
 from botsvc.api.registry import Call
-from botsvc.call_log.capture import CallFacts, call_ended
+from botsvc.call_log.capture import call_ended
+from botsvc.call_log.facts import CallFacts
 from botsvc.catalogue.entry import Method
 from botsvc.db import transaction
 from botsvc.envelope import REPLAY_HEADER, error_response, json_response, ok_body

@@ -1,5 +1,6 @@
 """The bot's call log, the service side (docs/call-log.md): ``capture``
-takes what the dispatcher learnt of a call and its answer (one
-``CallCapture``) and makes its record (``record``); ``writer`` writes the
-records, best effort, never in the caller's way. How records are stored and
-read is the domain's (botsvc.domain.call_log)."""
+takes the dispatcher's description of a call (one ``CallFacts``, ``facts``, handed at
+``call_started`` and ``call_ended``) and makes its record (``record``);
+``writer`` writes the records, best effort, never in the caller's way. How
+records are stored and read is the domain's (botsvc.domain.call_records,
+botsvc.domain.call_log)."""

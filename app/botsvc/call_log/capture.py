@@ -33,12 +33,10 @@ import sqlite3
 from flask import Response, current_app, g
 from flask.globals import app_ctx
 
-from botsvc import clock, logs
+from botsvc import logs
 from botsvc.call_log import record
+from botsvc.call_log.facts import CallFacts
 from botsvc.call_log.writer import EXTENSION, CallLogWriter
-from botsvc.catalogue.body import RequestBody
-from botsvc.catalogue.entry import Method
-from botsvc.contract import KEY
 from botsvc.db import transaction
 from botsvc.domain import call_records
 from botsvc.envelope import REPLAY_HEADER, failure_in, failure_of
@@ -48,34 +46,12 @@ logger = logging.getLogger(__name__)
 REDACTED = record.REDACTED
 
 
-class CallFacts:
-    """What the dispatcher knows of one /v2 call: filled in on the way,
-    handed to the call log as the call starts and as it ends."""
-    __slots__ = ("method", "key", "bot_id", "token", "entry", "body", "fault", "resent_from",
-                 "answer", "logged")
-
-    def __init__(self, method: str, key: str | None):
-        self.method = method                # the name called, known or not
-        self.key = key                      # the Idempotency-Key header, as sent
-        self.bot_id: int | None = None      # the token's bot, once identified
-        self.token: str | None = None
-        self.entry: Method | None = None    # the catalogue's entry, once the body is read
-        self.body: RequestBody | None = None
-        self.fault = None                   # the testing tools' fault taken (domain.faults)
-        self.resent_from: int | None = None  # resendCall's: the call of the log sent again
-        # (status, body, headers) made in the call's transaction, then the Response
-        # (None: the call unwound unanswered).
-        self.answer: tuple[int, str, dict] | Response | None = None
-        self.logged: _Logged | None = None  # the call log's own note (None: log off)
-
-
 class _Logged:
     """The call log's own note of a call it is recording."""
-    __slots__ = ("writer", "arrived_at", "written", "ended")
+    __slots__ = ("writer", "written", "ended")
 
     def __init__(self, writer: CallLogWriter):
         self.writer = writer
-        self.arrived_at = clock.machine_time()
         self.written = False   # the record went with the call's own transaction
         self.ended = False
 
@@ -109,7 +85,7 @@ def call_ended(facts: CallFacts, conn: sqlite3.Connection | None = None) -> None
     try:
         if facts.bot_id is not None:
             status = answer.status_code
-            made, poll = _make(facts, logged, status,
+            made, poll = _make(facts, status,
                                answer.get_data() if status == 200 else b"",
                                lambda: failure_of(answer) or {},
                                answer.headers.get(REPLAY_HEADER) == "true")
@@ -131,7 +107,7 @@ def _write_in_call(facts: CallFacts, logged: _Logged, conn: sqlite3.Connection) 
         return
     status, body, headers = facts.answer
     try:
-        made, poll = _make(facts, logged, status, body.encode(),
+        made, poll = _make(facts, status, body.encode(),
                            lambda: failure_in(body) or {}, headers.get(REPLAY_HEADER) == "true")
         polls = {poll[0]: (1 if poll[2] else 0, poll[1])} if poll is not None else {}
         with transaction(conn):   # a savepoint: a record that fails undoes only itself
@@ -145,15 +121,9 @@ def _write_in_call(facts: CallFacts, logged: _Logged, conn: sqlite3.Connection) 
     conn.on_rollback(lambda: setattr(logged, "written", False))
 
 
-def _make(facts: CallFacts, logged: _Logged, status: int, data: bytes, failure,
-          replayed: bool):
+def _make(facts: CallFacts, status: int, data: bytes, failure, replayed: bool):
     context_g = g._get_current_object()
-    entry = facts.entry
-    return record.make(record.Seen(
-        bot_id=facts.bot_id, method=facts.method, arrived_at=logged.arrived_at,
-        token=facts.token, key=facts.key if facts.key is not None and KEY.match(facts.key)
-        else None, body=facts.body, secret_fields=entry.secret_fields if entry else (),
-        fault=facts.fault, resent_from=facts.resent_from), record.Outcome(
+    return record.make(facts, record.Outcome(
         status, data, failure, replayed, logs.elapsed_seconds(context_g) * 1000,
         logs.request_id(context_g)))
 

@@ -12,10 +12,13 @@ parameter's value ``[secret]`` wherever it appears.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from botsvc import clock
+from botsvc.auth import token_secret
+from botsvc.call_log.facts import CallFacts
 from botsvc.catalogue.body import RequestBody
+from botsvc.contract import KEY
 from botsvc.domain.call_log import BODY_MAX_BYTES, PREVIEW_MAX_BYTES, CallRecord, within_bound
 from botsvc.jsontext import dumps
 
@@ -38,20 +41,6 @@ WHOLE_RESULT_MAX_BYTES = 1024 * 1024
 _SECRET_TEXT_MIN = 8
 
 
-class Seen(NamedTuple):
-    """What the dispatcher saw of a call (botsvc.call_log.capture's CallFacts,
-    as plain values): whose it is, what was called and read, any fault."""
-    bot_id: int
-    method: str
-    arrived_at: float                  # the machine's time
-    token: str | None                  # its secret part is kept out of the record
-    key: str | None                    # a valid Idempotency-Key, else None
-    body: RequestBody | None
-    secret_fields: tuple[str, ...]     # the method's, from the catalogue
-    fault: Any = None                  # a domain.faults.Fault taken by the call
-    resent_from: int | None = None     # resendCall's: the call of the log it sent again
-
-
 class Outcome:
     """What a call's record takes from its answer: the status, bytes (a
     success's), envelope (read only for a failure), whether it was a
@@ -64,10 +53,11 @@ class Outcome:
         self.replayed, self.duration_ms, self.request_id = replayed, duration_ms, request_id
 
 
-def make(seen: Seen, outcome: Outcome
+def make(seen: CallFacts, outcome: Outcome
          ) -> tuple[CallRecord | None, tuple[int, int, bool] | None]:
     """The call's record (None for an empty poll), and for a getUpdates
-    ``(bot_id, date, empty)``."""
+    ``(bot_id, date, empty)``: from what the dispatcher saw of the call (its
+    CallFacts, with a known bot) and its answer."""
     bot_id, method = seen.bot_id, seen.method
     # The machine's time at arrival, with the service clock's offset as the
     # token query refreshed it.
@@ -78,16 +68,19 @@ def make(seen: Seen, outcome: Outcome
         poll = (bot_id, date, data == _EMPTY_POLL)
         if poll[2]:
             return None, poll
-    scrub = _Scrub((seen.token or "").partition(":")[2].encode(), seen.body,
-                   seen.secret_fields)
+    entry = seen.entry
+    scrub = _Scrub(token_secret(seen.token).encode(), seen.body,
+                   entry.secret_fields if entry is not None else ())
     params, params_over = _params(seen.body, scrub)
     result, result_over = _result(data, scrub)
     failure = outcome.failure() if outcome.status != 200 else {}
     detail = _detail(seen, failure, scrub, params_over, result_over, data)
+    # The Idempotency-Key when it is one (an invalid one is refused unused).
+    key = seen.key if seen.key is not None and KEY.match(seen.key) else None
     return CallRecord(
         bot_id, date, method, outcome.status, outcome.duration_ms, outcome.request_id,
-        _text(failure.get("error_code")), scrub.text(failure.get("description")), seen.key,
-        seen.key is not None and outcome.replayed,
+        _text(failure.get("error_code")), scrub.text(failure.get("description")), key,
+        key is not None and outcome.replayed,
         params, result, params_over or result_over, detail), poll
 
 
@@ -160,7 +153,7 @@ def _result(data: bytes, scrub: _Scrub) -> tuple[bytes | None, bool]:
     return scrub.json(kept), kept is None
 
 
-def _detail(seen: Seen, failure: dict, scrub: _Scrub, params_over: bool, result_over: bool,
+def _detail(seen: CallFacts, failure: dict, scrub: _Scrub, params_over: bool, result_over: bool,
             data: bytes) -> bytes | None:
     """What getBotCalls shows with ``detail: true`` (None: nothing): the
     failure's parameters, the injected fault or delay, the call it re-sent

@@ -22,12 +22,17 @@ alive and what it did. ``GET bots/<bot>/pulse`` answers, for the bot:
   moved ahead and its offset from then on (a row dated after a move is marked
   with that move's offset, one dated before none).
 
+``GET bots/<bot>/calls.json`` (Save the list) answers, as a file to
+download, every kept call of the bot that the same filters select, as
+getBotCalls gives them (with ``detail`` where it has it), newest first.
+
 Everything through the operator methods and the domain functions the API
 and the CLI use. Asked every second by the page: the access line is at DEBUG.
 """
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import urlsplit, urlunsplit
 
 from flask import Response, request
@@ -36,6 +41,7 @@ from botsvc import clock, logs
 from botsvc.db import get_db
 from botsvc.domain import bots, faults, webhooks
 from botsvc.errors import invalid
+from botsvc.jsontext import dumps
 from botsvc.sandbox import bp, calls, json_ok, settings
 
 CALLS_SHOWN = 50
@@ -181,3 +187,36 @@ def bot_pulse(bot_id: int) -> Response:
         # Which rows were dated after the clock moved ahead, and by how far.
         "clock_moves": clock.moves(conn),
     })
+
+
+# Save the list: getBotCalls' pages read to the end (the log keeps 1,000
+# calls a bot: ten pages; one more finds the end).
+SAVED_PAGES_MAX = 11
+_FILE_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@bp.route("/bots/<int:bot_id>/calls.json")
+def saved_calls(bot_id: int) -> Response:
+    """The filtered call records as a file, the way a browser's Network panel
+    saves a HAR: ``{bot, saved_at, getBotCalls, calls}``, where
+    ``getBotCalls`` holds the parameters they were read with (its filters)
+    and ``calls`` every kept record they select, exactly as getBotCalls
+    gives them, newest first."""
+    bot = bots.require_bot(get_db(), bot_id)
+    asked = {"bot_id": bot_id, **_call_filters()}
+    records: list[dict] = []
+    cursor = None
+    for _ in range(SAVED_PAGES_MAX):
+        page = calls.run("getBotCalls", {**asked, "limit": CALLS_PAGE,
+                                         **({"cursor": cursor} if cursor else {})})
+        records += page["calls"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    now = clock.now()
+    saved = {"bot": {"id": bot["id"], "username": bot["username"]}, "saved_at": now,
+             "getBotCalls": asked, "calls": records}
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    name = f"botsvc-calls-{_FILE_NAME_UNSAFE.sub('_', bot['username'])}-{stamp}.json"
+    return Response(dumps(saved), mimetype="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})

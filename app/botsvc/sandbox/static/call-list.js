@@ -2,7 +2,8 @@
 // newest first (the pulse reads back to the newest held, so a burst leaves
 // no gap), older ones page by page through getBotCalls (its cursor);
 // getBotCalls' own filters (method, failures, and chat, time and text where
-// it declares them); Pause (new calls held, shown on resume) and Clear view
+// it declares them); Save the list (a file of every kept call the filters
+// select, as getBotCalls gives them); Pause (new calls held, shown on resume) and Clear view
 // (the list, never the log). Marks on a row: injected by the testing tools,
 // cut (too large to keep whole), and the service clock running ahead. The
 // pulse (pulse.js) asks and hands each answer here (take).
@@ -27,6 +28,7 @@ const CallList = (() => {
 
   function callItem(call) {
     const item = el("li", `call ${call.ok ? "ok" : "failed"}`);
+    item.callRecord = call;   // the record as getBotCalls gave it (Edit and resend reads it)
     item.dataset.callId = call.call_id;
     item.dataset.method = call.method;
     // The updates a poll returned (replay.js marks the replays among them).
@@ -176,6 +178,8 @@ const CallList = (() => {
     if (unixOf($("feed-since"))) params.set("since", unixOf($("feed-since")));
     if (unixOf($("feed-until"))) params.set("until", unixOf($("feed-until")));
     filters = params.toString();
+    // Save the list: the same filters, every kept call they select.
+    $("feed-save").href = filters ? `${$("feed-save").dataset.saveUrl}?${filters}` : $("feed-save").dataset.saveUrl;
     newestCall = 0;
     olderCursor = null;
     held = [];

@@ -7,14 +7,17 @@ The plugin side runs in a fresh venv made from this tree's wheel (pytest and
 botsvc only, so no other pytest plugin adds to its start). Both suites run
 in that venv's pytest; only the service differs. Per test: a new bot and
 user, the user starts and says something, the bot (a thread of the test)
-polls getUpdates and answers, the test waits for the answer. Both bots and
-both waits poll with the plugin's pauses (2 ms, growing to 50 ms): neither
-service offers a long poll.
+polls getUpdates and answers, the test waits for the answer. Both bots poll
+with the same pauses (2 ms, growing to 50 ms): neither service long-polls
+getUpdates. The plugin's wait is its own (a read the server answers once
+the bot's message is there); telegram-test-api's polls with those pauses.
 
 Rounds alternate the sides and the sizes (10 and 50 tests). Printed, as
 medians: the whole run; the fixed cost (process start to the first test's
 body, the last test's body to the process's exit); the per-test cost (the
-50-test run minus the 10-test run, over 40); and their ratios.
+50-test run minus the 10-test run, over 40); and their ratios. Then
+(scripts/bench_ci_xdist.py) the launchers' start and stop, and the suite
+under pytest-xdist with a server per worker and with one shared server.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import venv
 from pathlib import Path
 
 from botsvc.devkit.paths import REPO
+from scripts import bench_ci_xdist
 from scripts.measure import median
 
 CACHE = REPO / ".bench-cache"
@@ -211,13 +215,18 @@ def npm_ttapi() -> None:
                        cwd=NPM_DIR, check=True)
 
 
+def suite_env(stamps: Path) -> dict:
+    """The environment of a suite's run: no server given, no checkout on the path."""
+    env = {**os.environ, "BENCH_STAMPS": str(stamps), "BENCH_NPM": str(NPM_DIR / "node_modules")}
+    for name in ("BOTSVC_URL", "BOTSVC_ADMIN_TOKEN", "PYTHONPATH"):
+        env.pop(name, None)
+    return env
+
+
 def run_suite(python: Path, suite_dir: Path, tests: int) -> dict:
     """One pytest run of ``tests`` tests: whole, fixed and the body span."""
     stamps = suite_dir / "stamps.json"
-    env = {**os.environ, "BENCH_TESTS": str(tests), "BENCH_STAMPS": str(stamps),
-           "BENCH_NPM": str(NPM_DIR / "node_modules")}
-    for name in ("BOTSVC_URL", "BOTSVC_ADMIN_TOKEN", "PYTHONPATH"):
-        env.pop(name, None)
+    env = {**suite_env(stamps), "BENCH_TESTS": str(tests)}
     started = time.time()
     done = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"],
                           cwd=suite_dir, env=env, capture_output=True, text=True)
@@ -268,3 +277,5 @@ def run(tmp: Path, rounds: int = 3) -> None:
         mine, theirs, sdk = (value(figures[side]) for side in ("plugin", "ttapi", "sdk"))
         print(f"{label:22}{mine:10.3f}{theirs:10.3f}{mine / theirs:8.2f}x"
               f"{sdk:10.3f}{sdk / mine:8.2f}x")
+    bench_ci_xdist.launchers(python, NPM_DIR / "node_modules")
+    bench_ci_xdist.xdist(python, suites["plugin"], tmp, suite_env(tmp / "xdist-stamps.json"))

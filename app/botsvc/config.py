@@ -209,6 +209,11 @@ class Settings:
     media_check: str = "start"
     # Off in unit tests that drive the worker by hand; on in the server.
     run_scheduler: bool = True
+    # Bodies parked while they arrive (app/botsvc/connection/spool.py), per
+    # worker: bytes in all, and bytes and requests of one token.
+    spool_max_bytes: int = 512 * 1024 * 1024
+    spool_token_max_bytes: int = 128 * 1024 * 1024
+    spool_token_max_requests: int = 16
     # Litestream's replica of the database (app/botsvc/replication.py); None: none.
     replica: str | None = None
 
@@ -260,6 +265,11 @@ class Settings:
                                          cls.media_tool_memory_bytes,
                                          minimum=MIN_TOOL_MEMORY_BYTES),
             media_check=_choice(env, "BOTSVC_MEDIA_CHECK", ("start", "lazy"), cls.media_check),
+            spool_max_bytes=_int(env, "BOTSVC_SPOOL_MAX_BYTES", cls.spool_max_bytes),
+            spool_token_max_bytes=_int(env, "BOTSVC_SPOOL_TOKEN_MAX_BYTES",
+                                       cls.spool_token_max_bytes),
+            spool_token_max_requests=_int(env, "BOTSVC_SPOOL_TOKEN_MAX_REQUESTS",
+                                          cls.spool_token_max_requests, minimum=1),
             replica=_replica(env, "BOTSVC_REPLICA"),
         )
         values.update(overrides)

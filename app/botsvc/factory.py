@@ -25,6 +25,7 @@ from botsvc import (
     openapi,
     routes,
     sandbox,
+    write_guard,
 )
 from botsvc.api.registry import METHODS
 from botsvc.call_log.writer import EXTENSION, CallLogWriter
@@ -98,6 +99,15 @@ class BotsvcFlask(Flask):
         if synced is None:
             synced = self._synced[func] = super().ensure_sync(func)
         return synced
+
+    # Nothing is written before the body is read (app/botsvc/write_guard.py).
+    def full_dispatch_request(self):
+        with write_guard.until_body_read(self.config["SETTINGS"].db_path):
+            return super().full_dispatch_request()
+
+    def finalize_request(self, rv, from_error_handler=False):
+        write_guard.lift()    # answered: it will not be parked (after-request hooks write)
+        return super().finalize_request(rv, from_error_handler)
 
 
 def worker_app() -> Flask:

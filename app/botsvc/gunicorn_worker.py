@@ -1,18 +1,19 @@
 """botsvc's gunicorn worker: gthread, plus what its connections need
 (docs/connection.md), and a quit path that leaves at once. The gunicorn
 internals it relies on are named in tests/infra/test_gunicorn_internals.py
-(setup.cfg pins one minor range). Long because gthread's ThreadWorker is one
-class, and so are its overrides here.
+(setup.cfg pins one minor range).
 
 - A request head is read by the main loop, which holds no thread, within the
   limits of app/botsvc/connection/request_head.py, and handed to gunicorn's parser
   whole (its own reads cost time in the square of a head's length). Past a
   limit: 414/431; not whole within HEAD_SECONDS: 408, in the envelope.
   Bytes already waiting are taken before a deadline is called.
-- A body that has not all arrived holds no thread either: the app's first
-  read of it parks the request (app/botsvc/connection/body.py), the main loop reads
-  the rest under the deadline a thread had (app/botsvc/connection/sockets.py), then
-  hands the request to a thread again from its first byte.
+- A body that has not all arrived holds no thread either, whatever its
+  framing: the app's first read of it parks the request
+  (app/botsvc/connection/body.py), the main loop reads the rest under the deadline a
+  thread had (app/botsvc/connection/sockets.py), within the spool's bounds
+  (app/botsvc/connection/spool.py), then hands the request to a thread again from
+  its first byte. The main loop's part is app/botsvc/connection/main_loop.py.
 - A kept-alive connection whose time is up is served, not closed, when a
   request has begun to arrive on it.
 - The app can close the connection for real, and read only what has arrived
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import sys
 import time
 from functools import partial
@@ -37,13 +37,13 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from botsvc import commits
 from botsvc.config import Settings
-from botsvc.connection import body, request_head, sockets, wire
+from botsvc.connection import body, request_head, sockets, spool, wire
+from botsvc.connection.main_loop import HEAD_SECONDS, Arriving, MainLoopReading, ip_of
 from botsvc.errors import ApiError
 from botsvc.jsontext import dumps
 from botsvc.logs import HEADER as REQUEST_ID_HEADER
 from botsvc.logs import request_id_for
 
-HEAD_SECONDS = 10.0
 _PARKED = object()       # what handle() returns for a request the app parked
 
 _REASONS = {408: "Request Timeout", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
@@ -55,30 +55,16 @@ def raw_answer(error: ApiError, presented_id: str | None = None) -> bytes:
     X-Request-Id when one had arrived, as every answer does (app/botsvc/logs.py)."""
     payload = dumps(error.body()).encode()
     status = error.http_status
+    extra = "".join(f"{name}: {value}\r\n" for name, value in error.headers().items())
     head = (f"HTTP/1.1 {status} {_REASONS.get(status) or HTTPStatus(status).phrase}\r\n"
             "Content-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\n"
-            f"{REQUEST_ID_HEADER}: {request_id_for(presented_id)}\r\n"
+            f"{REQUEST_ID_HEADER}: {request_id_for(presented_id)}\r\n{extra}"
             "Connection: close\r\n\r\n")
     return head.encode("latin-1") + payload
 
 
-class Arriving:
-    """A connection whose request head, or parked body (``spool``), is on
-    its way, read by the main loop."""
-
-    __slots__ = ("conn", "scanner", "deadline", "waiting", "spool", "body_left")
-
-    def __init__(self, conn, deadline: float):
-        self.conn = conn
-        self.scanner = request_head.HeadScanner()
-        self.deadline = deadline
-        self.waiting = False        # registered with the poller
-        self.spool = None
-        self.body_left = 0
-
-
-class BotsvcWorker(ThreadWorker):
+class BotsvcWorker(MainLoopReading, ThreadWorker):
     @classmethod
     def check_config(cls, cfg, log):
         super().check_config(cfg, log)
@@ -88,12 +74,17 @@ class BotsvcWorker(ThreadWorker):
                                "reverse proxy's (docs/production.md)")
 
     def init_process(self):
+        settings = Settings.from_env(secret=False)
         self.arriving: dict = {}     # conn -> Arriving
-        self.spool_dir = Settings.from_env(secret=False).data_dir
+        self.spool_dir = settings.data_dir
+        self.upload_max_bytes = settings.upload_max_bytes
+        self.ledger = spool.Ledger(spool.Bounds(
+            settings.data_dir, settings.min_free_bytes, settings.spool_max_bytes,
+            settings.spool_token_max_bytes, settings.spool_token_max_requests))
         super().init_process()       # makes the poller, then runs the loop
 
     def run(self):
-        self.lingering = sockets.Lingering(self.poller, self._closed)
+        self.lingering = sockets.Lingering(self.poller, self.closed)
         super().run()
 
     # -- stopping -------------------------------------------------------------------------
@@ -136,120 +127,13 @@ class BotsvcWorker(ThreadWorker):
             conn.sock.raw.setblocking(False)
         arriving = Arriving(conn, started + HEAD_SECONDS)
         ahead = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
-        self._read_head(arriving, ahead)
+        self.read_head(arriving, ahead)
 
-    def _read_head(self, arriving: Arriving, data: bytes = b"", *,
-                   last_call: bool = False) -> None:
-        sock = arriving.conn.sock.raw
-        scanner = arriving.scanner
-        try:
-            complete = scanner.feed(data) if data else False
-            while not complete:
-                data = sock.recv(sockets.RECV_BYTES)
-                if not data:
-                    return self._drop(arriving)     # the client went away
-                complete = scanner.feed(data)
-        except BlockingIOError:
-            if last_call:
-                return self._refuse(arriving, wire.request_timeout())
-            return self._wait(arriving)
-        except ApiError as refused:
-            return self._refuse(arriving, refused)
-        except OSError:
-            return self._drop(arriving)
-        self._stop_waiting(arriving)
-        dsock = arriving.conn.sock
-        dsock.head, dsock.request_id = scanner.data, scanner.request_id
-        declared = body.declared(scanner.data, scanner.head_end)
-        dsock.body_length = declared.length if declared.parkable else 0
-        dsock.body_in_head = len(scanner.data) - scanner.head_end
-        super().enqueue_req(arriving.conn)
+    def to_thread(self, conn) -> None:
+        """The request's head (and a parked body) is whole: a thread serves it."""
+        ThreadWorker.enqueue_req(self, conn)
 
-    # -- a parked body, in the main loop -------------------------------------------------
-
-    def _park(self, conn) -> None:
-        """The app read a body that has not all arrived: read it here, then
-        serve the request again from its first byte."""
-        dsock = conn.sock
-        replay, dsock.replay = dsock.replay, None
-        conn.parser, conn.initialized = None, False
-        dsock.raw.setblocking(False)
-        arriving = Arriving(conn, 0.0)
-        arriving.scanner.data = replay
-        arriving.spool = body.new_spool(self.spool_dir)
-        arriving.body_left = (dsock.body_length - dsock.body_in_head
-                              - (len(replay) - dsock.head_length))   # what the app's try read
-        self._read_body(arriving)
-
-    def _read_body(self, arriving: Arriving, *, last_call: bool = False) -> None:
-        dsock = arriving.conn.sock
-        try:
-            while arriving.body_left > 0:
-                data = dsock.raw.recv(min(sockets.RECV_BYTES, arriving.body_left))
-                if not data:
-                    return self._drop(arriving)
-                body.spool_write(arriving.spool, data)
-                arriving.body_left -= len(data)
-        except ApiError as refused:   # the spool's disk is full
-            return self._refuse(arriving, refused)
-        except BlockingIOError:
-            if last_call:
-                return self._refuse(arriving, wire.request_timeout())
-            arriving.deadline = sockets.body_deadline(dsock.started,
-                                              dsock.body_length - arriving.body_left)
-            return self._wait(arriving)
-        except OSError:
-            return self._drop(arriving)
-        self._stop_waiting(arriving)
-        arriving.spool.seek(0)
-        dsock.head, dsock.spool, arriving.spool = arriving.scanner.data, arriving.spool, None
-        dsock.body_length = 0        # whole: the app reads it without parking
-        super().enqueue_req(arriving.conn)
-
-    def _wait(self, arriving: Arriving) -> None:
-        if not arriving.waiting:
-            self.poller.register(arriving.conn.sock.raw, selectors.EVENT_READ,
-                                 partial(self._readable, arriving))
-            arriving.waiting = True
-            self.arriving[arriving.conn] = arriving
-
-    def _readable(self, arriving: Arriving, _sock, *, last_call: bool = False) -> None:
-        if arriving.spool is None:
-            self._read_head(arriving, last_call=last_call)
-        else:
-            self._read_body(arriving, last_call=last_call)
-
-    def _stop_waiting(self, arriving: Arriving) -> None:
-        if arriving.waiting:
-            arriving.waiting = False
-            del self.arriving[arriving.conn]
-            with contextlib.suppress(OSError, ValueError, KeyError):
-                self.poller.unregister(arriving.conn.sock.raw)
-
-    def _refuse(self, arriving: Arriving, error: ApiError) -> None:
-        self._stop_waiting(arriving)
-        self._discard(arriving)
-        sock = arriving.conn.sock.raw
-        self.log.info("Refused a request from ip=%s: %s %s", _ip(arriving.conn.client),
-                      error.http_status, error.code)
-        with contextlib.suppress(OSError):
-            sock.send(raw_answer(error, arriving.scanner.request_id))   # a few hundred bytes
-        self.lingering.close(sock)
-
-    def _drop(self, arriving: Arriving) -> None:
-        self._stop_waiting(arriving)
-        self._discard(arriving)
-        util.close(arriving.conn.sock.raw)
-        self._closed()
-
-    @staticmethod
-    def _discard(arriving: Arriving) -> None:
-        if arriving.spool is not None:
-            arriving.spool.close()
-            arriving.spool = None
-
-    def _closed(self) -> None:
-        self.nr_conns -= 1
+    refusal = staticmethod(raw_answer)
 
     def murder_keepalived(self, force=False):
         # Called by gthread's loop at least once a second: the other deadlines too.
@@ -262,9 +146,9 @@ class BotsvcWorker(ThreadWorker):
         super().murder_keepalived(force)
         for arriving in list(self.arriving.values()):
             if force:
-                self._drop(arriving)
+                self.drop(arriving)
             elif arriving.deadline <= now:
-                self._readable(arriving, None, last_call=True)
+                self.readable(arriving, None, last_call=True)
         self.lingering.sweep(force)
 
     # -- the rest, in a thread -----------------------------------------------------------
@@ -276,7 +160,7 @@ class BotsvcWorker(ThreadWorker):
             if sock.head is not None:
                 conn.init()          # the parser (blocking), which reads the head first
                 conn.parser.unreader.unread(sock.head)
-                if sock.body_length > sock.body_in_head:
+                if sock.body_pending:
                     sock.replay = bytearray(sock.head)   # kept, should the app park it
                     sock.head_length = len(sock.head)
                 sock.head = None
@@ -291,16 +175,23 @@ class BotsvcWorker(ThreadWorker):
         wire.current.arrived_only = conn.sock.arrived_only
         if conn.sock.replay is not None:
             wire.current.body_arrived = conn.sock.body_arrived
+            wire.current.admit_parked = partial(self._admit, conn.sock)
         try:
             return super().handle_request(req, conn)
         finally:
             wire.current.request = wire.current.arrived_only = None
-            wire.current.body_arrived = None
+            wire.current.body_arrived = wire.current.admit_parked = None
             conn.sock.stop()
+
+    def _admit(self, dsock: sockets.DeadlineSocket, environ: dict) -> None:
+        """In the thread, before the request parks: the spool's bounds admit it,
+        or the app answers their refusal (app/botsvc/connection/spool.py)."""
+        expected = max(0, dsock.body_length - dsock.body_in_head)   # chunked: as it comes
+        dsock.holding = self.ledger.admit(spool.caller_of(environ), expected)
 
     def finish_request(self, conn, fs):
         if not fs.cancelled() and fs.exception() is None and fs.result() is _PARKED:
-            return self._park(conn)
+            return self.park(conn)
         # What is left of a spooled body is the unread rest of this one's
         # (wire.settle_body took it all, or the connection closes).
         conn.sock.replay = None
@@ -320,13 +211,10 @@ class BotsvcWorker(ThreadWorker):
             error = wire.request_timeout()
         else:
             return super().handle_error(req, client, addr, exc)
-        self.log.info("Refused a request from ip=%s: %s %s", _ip(addr), error.http_status,
+        self.log.info("Refused a request from ip=%s: %s %s", ip_of(addr), error.http_status,
                       error.code)
         try:
             util.write(client, raw_answer(error, getattr(client, "request_id", None)))
         except OSError:
             self.log.debug("Failed to send error message.")
 
-
-def _ip(addr) -> str:
-    return addr[0] if isinstance(addr, tuple) and addr else ""

@@ -191,15 +191,15 @@ def test_another_bots_chat_id_is_refused_like_an_unknown_one(bot, new_bot, start
     assert body["parameters"]["chat_id"] == other_chat.chat_id
 
 
-def test_10000_chat_ids_are_accepted_and_inserted_quickly(app, bot):
+def test_10000_chat_ids_are_accepted_and_queued_in_one_request(app, bot):
+    # How fast the one INSERT ... SELECT is belongs to scripts/bench
+    # broadcast, not to a timed assertion that a loaded machine turns red.
     chat_ids = add_members(app.config["SETTINGS"].db_path, bot.id, 10000)
-    started = time.perf_counter()
     broadcast = create(bot, chat_ids=chat_ids)
-    elapsed = time.perf_counter() - started
     assert broadcast["counts"]["queued"] == 10000
-    # The whole request, write transaction included, is well under a second
-    # (about 0.06 s on a laptop): one INSERT ... SELECT for all rows.
-    assert elapsed < 1.0, elapsed
+    conn = connect(app.config["SETTINGS"].db_path)
+    (rows,) = conn.execute("SELECT COUNT(*) FROM broadcast_recipients").fetchone()
+    assert rows == 10000
 
 
 def test_unknown_parameters_are_rejected(bot):

@@ -15,5 +15,7 @@ def test_the_default_fixture_says_what_to_define(tmp_path):
                          timeout=120)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 error" in run.stdout, run.stdout
-    assert ("define a fixture named bot_under_test in your conftest.py: it starts your bot"
+    assert ("bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
+            " 'botsvc_bot_command = node bot.js' in pytest.ini) or botsvc_bot_object") in run.stdout
+    assert ("or define a fixture named bot_under_test in your conftest.py: it starts your bot"
             " with botsvc_bot.base_url and botsvc_bot.token") in run.stdout, run.stdout

@@ -64,7 +64,7 @@ def readme_build_lines() -> tuple[list[str], str]:
     """The README's build command and the wheel it says the install takes."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     [build] = re.findall(r"^(\.venv/bin/python -m build)\b", readme, re.MULTILINE)
-    [wheel] = re.findall(r"^pip install (botsvc-\S+\.whl) pytest\b", readme, re.MULTILINE)
+    [wheel] = re.findall(r"^pip install dist/(botsvc-\S+\.whl) pytest\b", readme, re.MULTILINE)
     return shlex.split(build), wheel
 
 

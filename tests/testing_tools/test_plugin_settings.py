@@ -5,11 +5,14 @@ the server and its log; a helper's timeout points at the test's line; a
 server without the testing tools says which setting is missing."""
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
 import pytest
 
+from botsvc.devkit.paths import REPO
 from botsvc.devkit.servers import running_server
 from botsvc.testkit.options import SETTINGS
 
@@ -77,6 +80,17 @@ def test_a_bad_server_setting_is_a_usage_error_only_when_a_test_wants_the_server
     result.stderr.fnmatch_lines(["ERROR: botsvc: BOTSVC_WORKERS must be an integer, got 'many'"])
 
 
+def test_under_xdist_a_bad_server_setting_is_one_usage_error_too(pytester, monkeypatch):
+    """Its workers collect, where an error is a crash of the worker: the
+    controller checks before it starts them."""
+    monkeypatch.delenv("BOTSVC_URL", raising=False)
+    monkeypatch.setenv("BOTSVC_WORKERS", "many")
+    pytester.makepyfile("def test_it(botsvc_bot):\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2")
+    assert result.ret == USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: botsvc: BOTSVC_WORKERS must be an integer, got 'many'"])
+
+
 def test_the_option_wins_over_the_ini_key_which_wins_over_the_variable(pytester, monkeypatch):
     monkeypatch.setenv("BOTSVC_URL", "http://127.0.0.1:3")
     monkeypatch.setenv("BOTSVC_ADMIN_TOKEN", "t")
@@ -137,3 +151,20 @@ def test_a_wait_timeout_points_at_the_tests_line(pytester, monkeypatch, toolless
     assert "botsvc_user.wait_for_message(\"hello\", timeout=0.2)   # the test's own line" in out
     result.stdout.fnmatch_lines(["E * AssertionError: the bot sent no matching message within 0.2 s*"])
     assert "def wait_for_message" not in out and "harness.py:" not in out, out
+
+
+@pytest.mark.server
+def test_the_readmes_curl_example_names_the_setting_it_needs(toolless_server, tmp_path):
+    """The README's testing-tools curl line, as written, on a server without
+    the tools: the contract's 404, which the line's own comment explains."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"^```sh\n(.*?)^```$", readme, re.MULTILINE | re.DOTALL)
+                if "/manage/v1/advanceClock" in b]
+    assert "# 404 without BOTSVC_TEST_TOOLS=1" in block
+    done = subprocess.run(["bash", "-c", block.replace("127.0.0.1:8080", toolless_server.base_url
+                                                       .removeprefix("http://"))],
+                          env={"PATH": "/usr/bin:/bin",
+                               "BOTSVC_ADMIN_TOKEN": toolless_server.admin_token},
+                          capture_output=True, text=True, timeout=30, check=True)
+    answer = json.loads(done.stdout)
+    assert (answer["ok"], answer["error_code"]) == (False, "METHOD_NOT_FOUND")

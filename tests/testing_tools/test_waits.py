@@ -78,12 +78,15 @@ def test_a_wait_that_runs_out_answers_what_did_arrive(bot, chat, operator):
 
 
 def test_a_waiting_read_of_the_chat_answers_with_the_bot_s_message(app, bot, chat, operator):
-    said = operator("userSendMessage", user_id=chat.user_id, bot_id=bot.id, text="hello")
+    first = bot.ok("sendMessage", chat_id=chat.chat_id, text="welcome")
     waiting = Waiting(app, "userGetChat", user_id=chat.user_id, bot_id=bot.id,
-                      wait_ms=LONG_MS, wait_after_message_id=said["message_id"])
+                      wait_ms=LONG_MS, wait_after_message_id=first["message_id"])
+    # The user's own message does not end the wait: the bot's answer does.
+    operator("userSendMessage", user_id=chat.user_id, bot_id=bot.id, text="hello")
     sent = bot.ok("sendMessage", chat_id=chat.chat_id, text="hello to you")
     page = waiting.result()
-    assert [m["text"] for m in page["messages"]] == ["/start", "hello", "hello to you"]
+    assert [m["text"] for m in page["messages"]] == ["/start", "welcome", "hello",
+                                                     "hello to you"]
     assert page["messages"][-1]["message_id"] == sent["message_id"]
 
 

@@ -177,7 +177,7 @@ def test_a_server_out_of_reach_is_exit_2(tmp_path, monkeypatch):
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"botsvc: using the server at http://127.0.0.1:{port}\n"
                            f"botsvc: cannot reach the server at http://127.0.0.1:{port}:"
-                           " ConnectionError\n")
+                           " connection refused: is the server running there?\n")
 
 
 def test_no_command_is_a_usage_error(tmp_path):

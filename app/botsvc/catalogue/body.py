@@ -21,9 +21,9 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from botsvc import owner
 from botsvc.catalogue.validation import Str, UploadedFile
 from botsvc.config import JSON_BODY_LIMIT
+from botsvc.connection.body import FORM_TYPES, too_large
 from botsvc.errors import ApiError, ErrorCode, invalid
 
-_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -63,15 +63,8 @@ class BotsvcRequest(Request):
                                            delete=True)
 
 
-def too_large(limit: int) -> ApiError:
-    """413. What the client sent beyond the limit is read and discarded, or
-    the connection closed, after the answer (app/botsvc/connection/wire.py)."""
-    return ApiError(ErrorCode.REQUEST_TOO_LARGE, f"Request body is larger than {limit} bytes",
-                    limit=limit)
-
-
 def is_form_request(request: Request) -> bool:
-    return (request.mimetype or "") in _FORM_TYPES
+    return (request.mimetype or "") in FORM_TYPES
 
 
 def parse_body(request: Request, upload_limit: int) -> RequestBody:

@@ -7,7 +7,9 @@ installation's own tasks, one module per concern:
 - ``serve``: serve and check-media (the media tools, the address);
 - ``operator``: one command per operator method, acting on the data dir or,
   with BOTSVC_URL (or ``--url``) and the admin token, on a running server
-  through ``/manage/v1`` (``remote``).
+  through ``/manage/v1`` (``remote``);
+- ``transcripts``: run-transcript, transcripts replayed against a bot that
+  is its own process, in any language (``junit`` writes its report).
 
 Settings come from the environment, as for the server (BOTSVC_DATA_DIR above
 all). ``main`` imports a command's module when the command is looked up

@@ -41,7 +41,7 @@ def call_server(settings: Settings, method: str, given: dict[str, str],
                                    headers={"Authorization": f"Bearer {settings.admin_token}"},
                                    timeout=TIMEOUT, allow_redirects=False)
         except requests.RequestException as error:
-            raise SystemExit(f"botsvc: cannot reach {url}: {_reason(error)}") from None
+            raise SystemExit(f"botsvc: cannot reach {url}: {unreachable_reason(error)}") from None
     try:
         body = answer.json()
         ok = body["ok"]
@@ -54,7 +54,7 @@ def call_server(settings: Settings, method: str, given: dict[str, str],
     return body["result"]
 
 
-def _reason(error: requests.RequestException) -> str:
+def unreachable_reason(error: requests.RequestException) -> str:
     """A few words for the operator (requests' own text nests urllib3's)."""
     if isinstance(error, requests.Timeout):
         return "no answer in time"

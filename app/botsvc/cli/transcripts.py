@@ -23,9 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+import requests
 
 from botsvc.cli.base import main, say
+from botsvc.cli.junit import write_junit
+from botsvc.cli.remote import unreachable_reason
 from botsvc.config import SettingError, Settings
+from botsvc.testkit.bot_process import BotCannotStart, BotProcess
+from botsvc.testkit.client import BotsvcError
+from botsvc.testkit.harness import Botsvc
+from botsvc.testkit.server import QUICK_ENV, LocalServer
+from botsvc.testkit.transcript import NotATranscript, load, replay
 
 USAGE = 2   # a bad file, a command that cannot start, a server out of reach
 
@@ -87,8 +95,6 @@ def run_transcript(ctx: click.Context, files: tuple[str, ...], junit_xml: str | 
                              Path(scratch) / f"bot-{number}.log")
                     for number, (name, transcript) in enumerate(transcripts, 1)]
     if junit_xml:
-        from botsvc.cli.junit import write_junit  # only when asked
-
         write_junit(junit_xml, outcomes)
     failed = sum(1 for outcome in outcomes if outcome.failure)
     click.echo(f"{len(outcomes) - failed} passed, {failed} failed")
@@ -100,8 +106,6 @@ def _stopped(signum, frame) -> None:
 
 
 def _load(name: str) -> dict:
-    from botsvc.testkit.transcript import NotATranscript, load
-
     try:
         return load(Path(name).read_text(encoding="utf-8"))
     except OSError as unreadable:
@@ -113,9 +117,6 @@ def _load(name: str) -> dict:
 @contextlib.contextmanager
 def _server(scratch: Path):
     """The Botsvc to run on: BOTSVC_URL's, checked to answer, or a fresh one."""
-    from botsvc.testkit.harness import Botsvc
-    from botsvc.testkit.server import QUICK_ENV, LocalServer
-
     try:
         settings = Settings.from_env(secret=False)
     except SettingError as refused:
@@ -140,35 +141,28 @@ def _server(scratch: Path):
         server.stop(quick=True)
 
 
-def _check_reachable(botsvc) -> None:
-    import requests
-
-    from botsvc.testkit.client import BotsvcError
-
+def _check_reachable(botsvc: Botsvc) -> None:
     try:
         botsvc.operator.call("getClock")
     except requests.RequestException as error:
-        raise Stop(f"cannot reach the server at {botsvc.base_url}: {type(error).__name__}") \
-            from None
+        raise Stop(_unreachable(botsvc, error)) from None
     except BotsvcError as refused:
         raise Stop(f"the server at {botsvc.base_url} refused the operator API:"
                    f" {refused.error_code} ({refused.http_status})") from None
 
 
+def _unreachable(botsvc, error) -> str:
+    return f"cannot reach the server at {botsvc.base_url}: {unreachable_reason(error)}"
+
+
 def _run_one(botsvc, name: str, transcript: dict, command: list[str], timeout: float,
              output_path: Path) -> Outcome:
     """One transcript: a new bot, COMMAND for it, the replay, COMMAND stopped."""
-    import requests
-
-    from botsvc.testkit.bot_process import BotCannotStart, BotProcess
-    from botsvc.testkit.transcript import replay
-
     began = time.monotonic()
     try:
         bot = botsvc.new_bot()
     except requests.RequestException as error:
-        raise Stop(f"cannot reach the server at {botsvc.base_url}: {type(error).__name__}") \
-            from None
+        raise Stop(_unreachable(botsvc, error)) from None
     process = BotProcess(command, base_url=bot.base_url, token=bot.token,
                          output_path=output_path, cwd=os.getcwd())
     try:
@@ -181,8 +175,7 @@ def _run_one(botsvc, name: str, transcript: dict, command: list[str], timeout: f
     except AssertionError as failed:
         failure = str(failed)
     except requests.RequestException as error:
-        raise Stop(f"cannot reach the server at {botsvc.base_url}: {type(error).__name__}") \
-            from None
+        raise Stop(_unreachable(botsvc, error)) from None
     finally:
         process.stop()
     outcome = Outcome(name, failure, process.output(), process.output_tail(),

@@ -1,27 +1,30 @@
-"""A request body that has not arrived holds no thread.
+"""A request body that has not arrived holds no thread, whatever its framing.
 
 A thread takes a request as soon as its head is whole, so that the app can
 refuse it before its body (a wrong token, an unknown method, a declared
 length over the limits: docs/connection.md). When the app then reads a body
-of declared length that has not all arrived, the read raises ``Parked``
+that has not all arrived (of declared length, or chunked), the read raises ``Parked``
 (a BaseException, so that no handler of the app turns it into an answer and
 nothing is recorded): the app's call unwinds having answered nothing, the
-thread is free, and the worker's main loop reads the rest of the body (in
-memory up to SPOOL_MEMORY_BYTES, in a temporary file past that) under the
-same deadline a thread had, then hands the request to a thread again, from
-its first byte. The second time the whole body is there and the app runs to
-the end. This is what nginx's request buffering gives behind the front door,
-for clients that reach gunicorn directly. A chunked body is read by its
-thread, under the deadline (app/botsvc/connection/sockets.py).
+thread is free, and the worker's main loop reads the rest of the body (into
+a spool, bounded: app/botsvc/connection/spool.py) under the same deadline a
+thread had, then hands the request to a thread again, from its first byte.
+The second time the whole body is there and the app runs to the end. This is
+what nginx's request buffering gives behind the front door, for clients that
+reach gunicorn directly. A chunked body's end is found by following its
+framing (app/botsvc/connection/chunked.py), and its data is held to the limit
+the app holds it to (``Declared.limit``): past it, 413 from the main loop.
 """
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 
-from botsvc import disk
+from botsvc.config import JSON_BODY_LIMIT
+from botsvc.errors import ApiError, ErrorCode
 
-SPOOL_MEMORY_BYTES = 64 * 1024
+# Bodies of these types are forms, read up to the upload ceiling; any other
+# body is JSON, read up to JSON_BODY_LIMIT.
+FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 
 
 class Parked(BaseException):  # noqa: N818 - a control-flow signal, as GeneratorExit
@@ -32,16 +35,22 @@ class Parked(BaseException):  # noqa: N818 - a control-flow signal, as Generator
 class Declared:
     """What a request head says of its body."""
     length: int | None          # Content-Length, when there is one valid value
-    chunked: bool               # a Transfer-Encoding (chunked or refused by gunicorn)
+    chunked: bool               # Transfer-Encoding: chunked, and no Content-Length
+    form: bool = False          # a form's Content-Type (FORM_TYPES): JSON otherwise
 
     @property
     def parkable(self) -> bool:
-        return bool(self.length) and not self.chunked
+        return bool(self.length) or self.chunked
+
+    def limit(self, upload_max_bytes: int) -> int:
+        """The most data the app takes in such a body."""
+        return upload_max_bytes if self.form else JSON_BODY_LIMIT
 
 
 def declared(head: bytes, head_end: int) -> Declared:
     lengths: set[bytes] = set()
-    chunked = False
+    codings: list[bytes] = []
+    form = False
     for line in bytes(head[:head_end]).split(b"\n")[1:]:
         name, colon, value = line.partition(b":")
         if not colon:
@@ -50,43 +59,41 @@ def declared(head: bytes, head_end: int) -> Declared:
         if name == b"content-length":
             lengths.add(value.strip())
         elif name == b"transfer-encoding":
-            chunked = True
-    if len(lengths) != 1:
-        return Declared(None, chunked)
+            codings.append(value.strip().lower())
+        elif name == b"content-type":
+            form = value.split(b";")[0].strip().lower().decode("latin-1") in FORM_TYPES
+    # Anything else (two lengths, a length beside chunked, another coding)
+    # is gunicorn's to refuse, by a thread, before the app reads a byte.
+    chunked = codings == [b"chunked"] and not lengths
+    if len(lengths) != 1 or codings:
+        return Declared(None, chunked, form)
     [length] = lengths
-    return Declared(int(length) if length.isdigit() and len(length) < 16 else None, chunked)
+    return Declared(int(length) if length.isdigit() and len(length) < 16 else None, False, form)
 
 
-def spool_write(spool, data: bytes) -> None:
-    """Into the spool; a full disk is the contract's STORAGE_FULL (answered
-    503 as the app answers it), not a reason to drop the client."""
-    try:
-        spool.write(data)
-    except OSError as exc:
-        if disk.is_full_oserror(exc):
-            raise disk.storage_full() from None
-        raise
-
-
-def new_spool(directory: str):
-    """Memory up to SPOOL_MEMORY_BYTES, then an unnamed file in ``directory``
-    (the data directory: the disk uploads end on, which the app checks for
-    room before it reads a body; /tmp may be memory)."""
-    return tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES, dir=directory)
+def too_large(limit: int) -> ApiError:
+    """413. What the client sent beyond the limit is read and discarded, or
+    the connection closed, after the answer (app/botsvc/connection/wire.py)."""
+    return ApiError(ErrorCode.REQUEST_TOO_LARGE, f"Request body is larger than {limit} bytes",
+                    limit=limit)
 
 
 class ParkingInput:
     """``wsgi.input`` that parks the request on its first read unless the
-    whole body has arrived (``arrived()``); after that, gunicorn's own."""
+    whole body has arrived (``arrived()``); after that, gunicorn's own.
+    ``admit()`` asks the worker's spool for room first, and raises the
+    refusal (app/botsvc/connection/spool.py) when there is none."""
 
-    def __init__(self, stream, arrived):
+    def __init__(self, stream, arrived, admit):
         self._stream = stream
         self._arrived = arrived
+        self._admit = admit
         self._checked = False
 
     def _check(self) -> None:
         if not self._checked:
             if not self._arrived():
+                self._admit()
                 raise Parked()
             self._checked = True
 

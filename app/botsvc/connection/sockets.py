@@ -55,8 +55,12 @@ class DeadlineSocket:
         self.request_id: str | None = None
         self.spool = None
         self.replay: bytearray | None = None
+        self.declared = None        # what the head says of the body (body.Declared)
+        self.head_end = 0           # where the body starts in ``head``
         self.body_length = 0        # declared; what of it came with ``head``: body_in_head
         self.body_in_head = 0
+        self.chunked_whole = False  # a chunked body, whole in ``head`` or ``spool``
+        self.holding = None         # a body admitted to park: its share of the spool
         self.head_length = 0        # of ``head``, when ``replay`` began
         self._phase = None          # None: free reads; "request": the deadline; "arrived"
         self._started = self._received = 0.0
@@ -79,10 +83,19 @@ class DeadlineSocket:
     def stop(self) -> None:
         self._phase = None
 
+    @property
+    def body_pending(self) -> bool:
+        """Whether the body had not all arrived with the head."""
+        if self.declared is not None and self.declared.chunked:
+            return not self.chunked_whole
+        return self.body_length > self.body_in_head
+
     def body_arrived(self) -> bool:
-        """Whether the whole declared body has arrived (read or waiting)."""
+        """Whether the whole body has arrived (read or waiting)."""
         if self.spool is not None:
             return True                     # the main loop read it whole
+        if self.declared is not None and self.declared.chunked:
+            return self.chunked_whole       # its end is not known before it is read
         have = self.body_in_head + self._received + waiting_bytes(self.raw)
         return have >= self.body_length
 

@@ -18,6 +18,7 @@ reads its answer rather than a reset, and no thread is held.
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 from botsvc.connection import body
 from botsvc.errors import ApiError, ErrorCode
@@ -31,8 +32,9 @@ _CHUNK = 16 * 1024
 # under which reads of its connection take what has arrived and raise
 # NotArrived rather than wait; ``body_arrived``, set when the body declared
 # has not all arrived with the head, which says whether it has now (a read
-# before it has parks the request: app/botsvc/connection/body.py). All absent under
-# Flask's test client.
+# before it has parks the request: app/botsvc/connection/body.py), and then
+# ``admit_parked(environ)``, which asks the spool's bounds for room first
+# (app/botsvc/connection/spool.py). All absent under Flask's test client.
 current = threading.local()
 
 
@@ -102,7 +104,8 @@ def settling_bodies(wsgi_app):
         arrived = getattr(current, "body_arrived", None)
         stream = environ.get("wsgi.input")
         if arrived is not None and stream is not None:
-            environ["wsgi.input"] = body.ParkingInput(stream, arrived)   # may raise Parked
+            environ["wsgi.input"] = body.ParkingInput(   # may raise Parked
+                stream, arrived, partial(current.admit_parked, environ))
         answer = wsgi_app(environ, start_response)
         environ["wsgi.input"] = stream
         settle_body(environ)

@@ -30,6 +30,7 @@ TOUCH_EVERY_SECONDS = 300
 class Session:
     id_hash: bytes
     csrf_token: str
+    seen_at: int = 0        # last_seen_at as read
 
 
 def _hash(session_id: str) -> bytes:
@@ -46,8 +47,8 @@ def admin_fingerprint(secret_key: bytes, admin_token: str) -> bytes:
 def open_session(conn: sqlite3.Connection, fingerprint: bytes) -> tuple[str, Session]:
     """A new session: (the cookie value, the session). Expired rows go too."""
     session_id = secrets.token_urlsafe(32)
-    session = Session(_hash(session_id), secrets.token_urlsafe(32))
     at = int(clock.machine_time())  # a person's time: advanceClock must not sign out
+    session = Session(_hash(session_id), secrets.token_urlsafe(32), at)
     with transaction(conn):
         conn.execute("DELETE FROM sandbox_sessions WHERE last_seen_at < ? OR created_at < ?",
                      (at - IDLE_SECONDS, at - MAX_AGE_SECONDS))
@@ -60,7 +61,9 @@ def open_session(conn: sqlite3.Connection, fingerprint: bytes) -> tuple[str, Ses
 def find_session(conn: sqlite3.Connection, session_id: str | None,
                  fingerprint: bytes) -> Session | None:
     """The live session of this cookie value, or None (unknown, expired, or
-    opened with another admin token)."""
+    opened with another admin token). It only reads: it runs before the
+    request's body is read, and a request may be served twice from its first
+    byte (docs/DEVELOPING.md). An expired row goes at the next sign-in."""
     if not session_id or len(session_id) > 128:
         return None
     id_hash = _hash(session_id)
@@ -70,19 +73,25 @@ def find_session(conn: sqlite3.Connection, session_id: str | None,
     at = int(clock.machine_time())  # a person's time: advanceClock must not sign out
     if (not hmac.compare_digest(row["admin_fingerprint"], fingerprint)
             or row["last_seen_at"] < at - IDLE_SECONDS or row["created_at"] < at - MAX_AGE_SECONDS):
-        close_session(conn, session_id)
         return None
-    if row["last_seen_at"] < at - TOUCH_EVERY_SECONDS:
-        try:
-            with transaction(conn):
-                conn.execute("UPDATE sandbox_sessions SET last_seen_at = ? WHERE id_hash = ?",
-                             (at, id_hash))
-        except ApiError as error:
-            # A full disk: the pages still show (reads go on); the session
-            # just counts as idle since its last recorded visit.
-            if error.code != ErrorCode.STORAGE_FULL:
-                raise
-    return Session(id_hash, row["csrf_token"])
+    return Session(id_hash, row["csrf_token"], row["last_seen_at"])
+
+
+def note_seen(conn: sqlite3.Connection, session: Session) -> None:
+    """The session was used: its last_seen_at is refreshed (at most every
+    TOUCH_EVERY_SECONDS), once the request has been answered."""
+    at = int(clock.machine_time())
+    if session.seen_at >= at - TOUCH_EVERY_SECONDS:
+        return
+    try:
+        with transaction(conn):
+            conn.execute("UPDATE sandbox_sessions SET last_seen_at = ? WHERE id_hash = ?",
+                         (at, session.id_hash))
+    except ApiError as error:
+        # A full disk: the pages still show (reads go on); the session
+        # just counts as idle since its last recorded visit.
+        if error.code != ErrorCode.STORAGE_FULL:
+            raise
 
 
 def close_session(conn: sqlite3.Connection, session_id: str | None) -> None:

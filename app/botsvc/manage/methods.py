@@ -171,7 +171,7 @@ class UserGetChatSchema(UserBotSchema):
     before_message_id = MessageId(metadata={
         "description": "a message of this chat (a deleted one too): the page ends just"
                        " before it"})
-    wait_ms = WaitMs("the page holds a message above wait_after_message_id")
+    wait_ms = WaitMs("the page holds a message from the bot above wait_after_message_id")
     wait_after_message_id = Int(min=0, load_default=0, metadata={
         "description": "with wait_ms: the newest message_id the caller has seen (0: none)"})
 
@@ -183,7 +183,8 @@ def user_get_chat(conn, p):
     after = p["wait_after_message_id"]
     return waited(lambda: chats.user_view(conn, p["bot_id"], p["user_id"], p["limit"],
                                           p.get("before_message_id")),
-                  lambda page: any(m["message_id"] > after for m in page["messages"]),
+                  lambda page: any(m["message_id"] > after and m["from_bot"]
+                                   for m in page["messages"]),
                   p["wait_ms"])
 
 

@@ -86,6 +86,16 @@ def presented_csrf_token() -> str | None:
     return token
 
 
+@bp.after_request
+def note_session_seen(response: Response) -> Response:
+    # After the answer, never before the body is read: a request parked
+    # until its body arrives runs again from its first byte (docs/DEVELOPING.md).
+    session = g.get("sandbox_session")
+    if session is not None:
+        sessions.note_seen(get_db(), session)
+    return response
+
+
 @bp.after_app_request
 def security_headers(response: Response) -> Response:
     # Every answer under /sandbox/: those of no route (404) too, which no

@@ -93,6 +93,11 @@ class BotProcess:
         except OSError:
             return ""
 
+    def report_section(self) -> tuple[str, str]:
+        """A failing test's report section: all it printed."""
+        return (f"botsvc: what the bot under test printed ({self.command})",
+                self.output() or "(nothing)")
+
     def output_tail(self, lines: int = TAIL_LINES) -> str:
         kept = self.output().splitlines()[-lines:]
         return "\n".join(f"  | {line}" for line in kept) if kept else "  (it printed nothing)"

@@ -139,7 +139,7 @@ class SimulatedUser:
                 return bool(match(message))
             return match in (message.get("text"), message.get("caption"))
 
-        newest = self._seen   # the newest message_id read: the next read waits past it
+        newest = self._seen   # the newest bot message read: the next read waits past it
         arrived: list[dict[str, Any]] = []
 
         def read(wait_ms: int) -> dict[str, Any]:
@@ -147,7 +147,7 @@ class SimulatedUser:
                                                wait_ms=wait_ms, wait_after_message_id=newest)
 
         def fresh(page: dict[str, Any]) -> bool:
-            return any(m["message_id"] > newest for m in page["messages"])
+            return any(m["message_id"] > newest and m["from_bot"] for m in page["messages"])
 
         for page in waited(read, fresh, timeout, self.bot.read_seconds()):
             messages = page["messages"]
@@ -159,7 +159,7 @@ class SimulatedUser:
                     self._seen = message["message_id"]
                     return message
             self.bot.check_running()
-            newest = max([newest, *(m["message_id"] for m in messages)])
+            newest = max([newest, *(m["message_id"] for m in arrived)])
         got = [m.get("text", m.get("caption", m["type"])) for m in arrived]
         raise AssertionError(f"the bot sent no matching message within {timeout:g} s"
                              f" (new messages: {got!r})")

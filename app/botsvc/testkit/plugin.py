@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from botsvc.testkit.options import add_options, read  # the settings: botsvc.config, no more
+
 if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
     from botsvc.testkit.aio import AsyncBotsvc, AsyncUser
     from botsvc.testkit.client import OperatorClient
@@ -52,21 +54,16 @@ if TYPE_CHECKING:   # the harness (and requests) load when a fixture is used
 MARKER = "botsvc_reset"
 SETTINGS_KEY = pytest.StashKey["PluginSettings"]()
 KEPT_KEY = pytest.StashKey[str]()
-BOT_PROCESS_KEY = pytest.StashKey["BotProcess"]()
 SERVER_DIR = "botsvc"   # under pytest's basetemp; its log is botsvc-server.log beside it
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from botsvc.testkit.options import add_options
-
     add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The plugin's settings, read and checked before any test runs: a bad
     one is one usage error (exit status 4), not a traceback per test."""
-    from botsvc.testkit.options import read
-
     config.addinivalue_line(
         "markers", f"{MARKER}: reset the botsvc installation before the test")
     settings = read(config)
@@ -74,6 +71,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"botsvc: {settings.source('botsvc_url')} is set but"
                                 " BOTSVC_ADMIN_TOKEN is not (the server's admin token)")
     config.stash[SETTINGS_KEY] = settings
+    if _xdist_controller(config) and not settings.url:
+        _check_server_settings()   # its workers collect; an error there is no usage error
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config,
+                                                                             "workerinput")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -100,7 +104,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _server_log_shown(config: pytest.Config) -> str:
-    if getattr(config.option, "numprocesses", None):   # pytest-xdist: a server per worker
+    if _xdist_controller(config):   # pytest-xdist: a server per worker
         return f"{config.option.basetemp or '<basetemp>'}/popen-gw*/{SERVER_DIR}-server.log"
     factory = getattr(config, "_tmp_path_factory", None)
     return str(factory.getbasetemp() / f"{SERVER_DIR}-server.log") if factory else "(none)"
@@ -114,7 +118,8 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
             fixturenames.insert(0, MARKER)   # before any fixture makes a bot
         wanted = wanted or any(name.startswith("botsvc") or name == "bot_under_test"
                                for name in fixturenames)
-    if wanted and not session.config.stash[SETTINGS_KEY].url:
+    if wanted and not session.config.stash[SETTINGS_KEY].url \
+            and not hasattr(session.config, "workerinput"):   # xdist: its controller checked
         _check_server_settings()
 
 
@@ -193,10 +198,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         from botsvc.testkit.report import failure_sections  # lazy: only on a failure
 
         report.sections.extend(failure_sections(installation))
-    process = item.stash.get(BOT_PROCESS_KEY, None)
-    if report.failed and report.when == "call" and process is not None:
-        report.sections.append((f"botsvc: what the bot under test printed ({process.command})",
-                                process.output() or "(nothing)"))
+    # The bot under test's own section (a process: what it printed).
+    section = getattr(getattr(item, "funcargs", {}).get("bot_under_test"), "report_section", None)
+    if report.failed and report.when == "call" and callable(section):
+        report.sections.append(section())
 
 
 @pytest.fixture
@@ -248,12 +253,10 @@ def bot_under_test(request: pytest.FixtureRequest):
     names, or your conftest.py's own fixture of this name. An exported
     conversation asks for it."""
     settings = request.config.stash[SETTINGS_KEY]   # no server starts unless one is set
-    if settings.bot_command:
-        yield from _bot_command_running(request, settings, request.getfixturevalue("botsvc_bot"),
-                                        request.getfixturevalue("tmp_path"))
-    elif settings.bot_object:
-        yield from _bot_object_running(request, settings.bot_object,
-                                       request.getfixturevalue("botsvc_bot"))
+    if settings.bot_command or settings.bot_object:
+        from botsvc.testkit import bot_under_test as running  # lazy: only when one is set
+
+        yield from running.for_one_test(request, settings, request.getfixturevalue("botsvc_bot"))
     else:
         pytest.fail(
             "bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
@@ -262,35 +265,3 @@ def bot_under_test(request: pytest.FixtureRequest):
             " conftest.py: it starts your bot with botsvc_bot.base_url and botsvc_bot.token"
             " (from the fixture botsvc_bot), yields while the test runs, then stops it. See the"
             " botsvc docs, export.md.", pytrace=False)
-
-
-def _bot_command_running(request: pytest.FixtureRequest, settings, bot: TestBot, tmp_path):
-    """The bot's process for one test, run in the rootdir; the waits fail
-    the step at once if it exits, and a failing test's report shows what it
-    printed."""
-    from botsvc.testkit.bot_process import BotCannotStart, BotProcess
-
-    process = BotProcess(settings.bot_command, base_url=bot.base_url, token=bot.token,
-                         output_path=tmp_path / "bot-output.log", cwd=request.config.rootpath)
-    try:
-        process.start()
-    except BotCannotStart as refused:
-        pytest.fail(f"{settings.source('botsvc_bot_command')}: {refused}", pytrace=False)
-    bot.process_check = process.check
-    request.node.stash[BOT_PROCESS_KEY] = process
-    try:
-        yield process
-    finally:
-        bot.process_check = None
-        process.stop()
-
-
-def _bot_object_running(request: pytest.FixtureRequest, spec: str, bot: TestBot):
-    """The SDK's bot object MODULE:NAME, polled against ``bot`` in this
-    process for one test (imported with the ini file's folder, else the
-    rootdir, on sys.path)."""
-    from botsvc.testkit.sdk_bot import running  # lazy: only a suite that names one loads the SDK
-
-    config = request.config
-    folder = config.inipath.parent if config.inipath else config.rootpath
-    yield from running(spec, folder, bot)

@@ -21,9 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from flask import Flask
 from selenium import webdriver
-from werkzeug.routing import Rule
 
 from botsvc.config import DATABASE_FILE, Settings
 from botsvc.db import checkpoint, connect
@@ -31,6 +29,7 @@ from botsvc.factory import create_app
 from botsvc.media import build_test_signature_db
 from botsvc.migrations import migrate
 from botsvc.testkit.server import LocalServer
+from tests.support.built_once import built_once
 from tests.support.conformance import ConformingClient
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
 
@@ -85,30 +84,11 @@ def scanner_settings() -> dict:
     return {}
 
 
-class _BuildersOnFirstUse(Rule):
-    """werkzeug compiles two URL builders for each rule as it is added (about
-    0.4 ms each, from generated source): some 8 ms of an app's 14 ms, made
-    about 2,000 times by the suite, though a test builds one URL at most.
-    Here a builder is compiled the first time it is used; matching, and the
-    URLs built, stay werkzeug's own. Test-only: a server compiles its rules
-    once. Should werkzeug rename this private method, the override is simply
-    never called and the suite is slower, not wrong."""
-
-    def _compile_builder(self, append_unknown: bool = True):
-        compiled = None
-
-        def build(rule, *args, **kwargs):
-            nonlocal compiled
-            if compiled is None:
-                compiled = Rule._compile_builder(rule, append_unknown)
-            return compiled(rule, *args, **kwargs)
-        return build
-
-
 @pytest.fixture(scope="session", autouse=True)
-def _url_builders_on_first_use():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Flask, "url_rule_class", _BuildersOnFirstUse)
+def _routes_and_templates_built_once():
+    """The apps' URL rules and pages, parsed and compiled once per process
+    (tests/support/built_once.py, which says what each saves)."""
+    with built_once():
         yield
 
 

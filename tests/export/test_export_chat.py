@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from botsvc.domain import conversation
+from botsvc.domain import conversation, conversation_steps
 from tests.support.contract import ADMIN_TOKEN, assert_failure, assert_invalid
 from tests.support.media_files import image_bytes
 
@@ -112,20 +112,48 @@ def test_the_pytest_module_is_one_readable_test(operator, talked, bot):
     assert talked["chat_id"] not in module and "message_id" not in module
 
 
-def test_after_a_message_exports_only_what_followed(operator, talked):
+def test_after_a_message_replays_from_its_start_and_checks_what_followed(operator, talked):
+    """The part after "hello" clicks the welcome card, sent before it: the
+    replay starts at the chat's Start, a lead-in whose reactions are awaited
+    and numbered, not checked, so bot_message(1) is the same card in both."""
     exported = transcript(operator, talked, after_message_id=talked["said"]["message_id"])
-    # The clicked message came before the part: the click is left out, and said so.
-    assert [s["user"]["action"] for s in exported["steps"]] == ["send_file"]
-    assert [s["bot"] for s in exported["steps"]] == [[
-        {"reaction": "message", "message": {"from": "bot", "index": 1}, "type": "text",
-         "text": "Nice photo"}, {"reaction": "delete", "message": {"from": "bot", "index": 1}}]]
-    assert exported["complete"] is False
-    assert exported["notes"][0].startswith("Exported from the middle of the chat")
-    assert exported["notes"][1] == ("Action 1 clicked a message from before the export;"
-                                    " it is left out.")
+    steps = exported["steps"]
+    assert [(s["user"]["action"], s.get("lead_in", False)) for s in steps] == [
+        ("start", True), ("say", True), ("click", False), ("send_file", False)]
+    assert [r["message"] for r in steps[0]["bot"] + steps[1]["bot"]] == [
+        {"from": "bot", "index": 1}, {"from": "bot", "index": 2}]
+    assert steps[2]["user"]["message"] == {"from": "bot", "index": 1}
+    assert [r["reaction"] for r in steps[2]["bot"]] == ["edit", "answer"]
+    assert steps[3]["bot"][-1] == {"reaction": "delete", "message": {"from": "bot", "index": 3}}
+    assert exported["complete"] is True
+    assert exported["notes"][0].startswith("Exported from the middle of the chat: the test first"
+                                           " replays the chat from the chat's Start")
     module = operator("exportChat", user_id=talked["user_id"], bot_id=talked["bot_id"],
                       after_message_id=talked["said"]["message_id"])["content"]
-    assert "user.start()\n    user.skip_reactions()" in module
+    assert ("    user.start('promo')\n    user.skip_reactions(1)\n\n    user.say('hello')\n"
+            "    user.skip_reactions(1)\n\n    user.click(bot_message(1), 'yes')\n") in module
+
+
+def test_a_part_that_clicks_a_card_from_before_a_restart_replays_from_the_first_start(
+        operator, bot, new_user):
+    user = new_user()
+    chat_id = operator("userStart", user_id=user, bot_id=bot.id, start_parameter="one")["chat_id"]
+    offset = bot.ok("getUpdates")[-1]["update_id"] + 1
+    card = bot.ok("sendMessage", chat_id=chat_id, text="Pick", reply_markup=KEYBOARD)
+    operator("userStop", user_id=user, bot_id=bot.id)
+    operator("userStart", user_id=user, bot_id=bot.id)
+    offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
+    again = bot.ok("sendMessage", chat_id=chat_id, text="Welcome back")
+    operator("userClickButton", user_id=user, bot_id=bot.id, message_id=card["message_id"],
+             callback_data="yes")
+    exported = transcript(operator, {"user_id": user, "bot_id": bot.id},
+                          after_message_id=again["message_id"])
+    assert [(s["user"], s.get("lead_in", False)) for s in exported["steps"]] == [
+        ({"action": "start", "start_parameter": "one"}, True), ({"action": "stop"}, True),
+        ({"action": "start"}, True),
+        ({"action": "click", "message": {"from": "bot", "index": 1}, "callback_data": "yes"},
+         False)]
+    assert exported["complete"] is True
 
 
 def test_only_the_newest_actions_are_read(operator, talked, monkeypatch):
@@ -185,7 +213,7 @@ def test_the_journal_is_read_by_index_whatever_the_chat_length(app):
 
 
 def test_files_past_the_embedding_bound_are_left_out_and_said(operator, talked, monkeypatch):
-    monkeypatch.setattr(conversation, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
+    monkeypatch.setattr(conversation_steps, "MAX_EMBEDDED_FILE_BYTES", len(talked["png"]) - 1)
     exported = transcript(operator, talked)
     assert [s["user"]["action"] for s in exported["steps"]] == ["start", "say", "click"]
     assert exported["notes"] == ["Action 4 sent a file that is over 2 MiB; it is left out."]
@@ -221,6 +249,32 @@ def test_a_webhook_bots_reactions_follow_its_deliveries(bot, operator, new_user,
     assert steps[1]["bot"][0] == {"reaction": "edit", "method": "editMessageText",
                                   "message": {"from": "bot", "index": 1}, "type": "text",
                                   "text": "Thanks", "reply_markup": KEYBOARD}
+
+
+def test_an_edit_in_the_same_second_as_the_next_action_stays_with_its_step(
+        bot, operator, new_user, db):
+    """A webhook bot whose deliveries and calls are all dated to one second:
+    the edit answering the click came before the user's next text, and the
+    chat's versions say so (the dates could not)."""
+    user = new_user()
+    started = operator("userStart", user_id=user, bot_id=bot.id)
+    chat_id = started["chat_id"]
+    card = bot.ok("sendMessage", chat_id=chat_id, text="Hi", reply_markup=KEYBOARD)
+    operator("userClickButton", user_id=user, bot_id=bot.id, message_id=card["message_id"],
+             callback_data="yes")
+    bot.ok("editMessageText", chat_id=chat_id, message_id=card["message_id"], text="Thanks")
+    operator("userSendMessage", user_id=user, bot_id=bot.id, text="next")
+    second = db.execute("SELECT MAX(date) FROM chat_events").fetchone()[0]
+    db.execute("UPDATE bot_calls SET date = ?", (second,))
+    db.execute("UPDATE chat_events SET date = ?", (second,))
+    for update_id in range(started["update_id"], started["update_id"] + 3):
+        db.execute("INSERT INTO webhook_deliveries (bot_id, update_id, attempt, started_at,"
+                   " duration_ms, http_status) VALUES (?, ?, 1, ?, 5, 200)",
+                   (bot.id, update_id, second))
+    exported = transcript(operator, {"user_id": user, "bot_id": bot.id})
+    assert [(s["user"]["action"], [r["reaction"] for r in s["bot"]])
+            for s in exported["steps"]] == [("start", ["message"]), ("click", ["edit"]),
+                                            ("say", [])]
 
 
 def test_a_reply_names_its_message_by_place(bot, operator, new_user):

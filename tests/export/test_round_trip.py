@@ -113,6 +113,9 @@ def test_a_conversation_becomes_a_test_that_catches_a_change(tmp_path, offline_s
                  "  expected: the bot sent a message: type='text', text='You said: hello'",
                  "  actual:   the bot sent a message: type='text', text='You wrote: hello'"):
         assert line in changed.stdout, changed.stdout
+    # The report shows the test's chat, as a hand-written test's does.
+    assert "botsvc: user " in changed.stdout and "'s chat with @" in changed.stdout
+    assert ": You wrote: hello\n" in changed.stdout, changed.stdout
 
     # A reaction that never comes: the buttons do nothing, and TIMEOUT (the
     # one setting at the top of the module) is made short.

@@ -30,6 +30,7 @@ def test_the_idle_time_outlasts_the_clients_pools():
     assert gunicorn_conf.keepalive == 120
 
 
+@pytest.mark.alone
 @pytest.mark.server
 def test_a_pooling_client_idling_at_its_own_edge_loses_no_call(tmp_path):
     # A client that idles exactly at the server's own edge can still lose a

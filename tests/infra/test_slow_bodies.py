@@ -18,7 +18,7 @@ import requests
 from botsvc.devkit.servers import running_server
 from botsvc.devkit.slow_clients import percentile, timed_get_me
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.alone]   # how long a body takes is the test
 
 BODY_BYTES = 100_000
 

@@ -332,6 +332,7 @@ def timed_out(answer: bytes) -> bool:
             and json.loads(body)["error_code"] == "REQUEST_TIMEOUT")
 
 
+@pytest.mark.alone
 def test_slow_clients_do_not_stall_the_service(tmp_path):
     with running_server(tmp_path, BOTSVC_WORKERS="1", BOTSVC_THREADS="2") as slow_server:
         token = slow_server.operator("createBot", username="patient_bot")["token"]

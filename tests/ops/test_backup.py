@@ -155,6 +155,7 @@ def download(server, path: str) -> bytes:
     return answer.content
 
 
+@pytest.mark.alone
 def test_a_backup_under_load_restores_to_a_server_that_serves_the_same(tmp_path):
     backup_dir, restored_dir = tmp_path / "backup", tmp_path / "restored"
     env = {"BOTSVC_CLAMAV_DB": "", "BOTSVC_CLAMD_SOCKET": ""}   # the offline signatures

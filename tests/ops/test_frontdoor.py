@@ -97,6 +97,7 @@ def test_the_proxys_refusals_answer_in_the_envelope(door, token):
     assert_envelope(line, 414, "URI_TOO_LONG", {"limit": request_head.REQUEST_LINE_MAX_BYTES})
 
 
+@pytest.mark.alone
 def test_too_many_requests_from_one_address_answer_429_with_retry_after(server, tmp_path):
     with running_frontdoor(tmp_path, server, client_rate=2, client_burst=2) as strict:
         answers = [requests.get(f"{strict.base_url}/healthz", timeout=30) for _ in range(10)]
@@ -179,6 +180,7 @@ def _http(sock: socket.socket, request: bytes) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
+@pytest.mark.alone
 def test_slow_clients_do_not_slow_the_others_behind_the_proxy(door, token):
     """32 clients sending a byte a second and reconnecting whenever they are
     cut; meanwhile another client's 200 getMe all answer, p99 under 1 s.
@@ -191,6 +193,7 @@ def test_slow_clients_do_not_slow_the_others_behind_the_proxy(door, token):
     assert cuts > 0   # the proxy cut the slow heads (10 s), and they came back
 
 
+@pytest.mark.alone
 def test_a_client_too_slow_is_cut_by_the_proxy(door):
     # nginx closes a timed-out request without an answer (its code terminates
     # such requests: docs/production.md); botsvc never sees it.

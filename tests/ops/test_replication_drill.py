@@ -113,6 +113,7 @@ def _restore(data_dir, replica) -> tuple[float, str]:
 
 
 @pytest.mark.server
+@pytest.mark.alone   # the loss is measured in seconds
 def test_a_lost_machine_loses_only_the_last_second(tmp_path):
     replica = tmp_path / "replica"
     env = {"BOTSVC_REPLICA": str(replica), "BOTSVC_RATE_SENDS_PER_SEC": SEND_RATE}

@@ -42,6 +42,7 @@ def _fire(count, request):
     return results, time.monotonic() - started
 
 
+@pytest.mark.alone
 def test_rate_limit_holds_across_worker_processes(tmp_path):
     rate = 20
     with running_server(tmp_path, BOTSVC_RATE_API_PER_SEC=rate,

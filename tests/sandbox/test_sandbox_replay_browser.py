@@ -92,6 +92,7 @@ def test_redeliver_and_follow_an_updates_path(browser, tmp_path):
         again = redeliver_is_polled_again_and_listed_as_a_replay(browser, bot, chat_id, update)
         the_reply_leads_back_to_the_update(browser, reply, update)
         the_call_list_opens_a_path_and_resends_a_call(browser, again)
+        the_resent_call_is_marked_as_one(browser, server, bot_id)
         a_webhook_attempt_is_redelivered(browser, server, bot, user_id, bot_id)
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
@@ -149,6 +150,22 @@ def the_call_list_opens_a_path_and_resends_a_call(browser, again: dict) -> None:
     wait_for(browser, lambda d: len([m for m in d.find_elements(
         By.CSS_SELECTOR, ".message-list .text") if m.text == "pong again"]) == 2,
         SLOW_DEADLINE, "the re-sent message in the chat")
+
+
+def the_resent_call_is_marked_as_one(browser, server, bot_id: int) -> None:
+    """The re-sent call is marked as one (getBotCalls' detail resent_from),
+    in the call list and in the inspector of the message it sent."""
+    calls = operator(server, "getBotCalls", bot_id=bot_id, method="sendMessage")["calls"]
+    mark = f"re-send of call {min(c['call_id'] for c in calls if c['params']['text'] == 'pong again')}"
+    resent = "#feed li.call[data-method='sendMessage'] .resent-pill"
+    wait_for(browser, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, resent)]
+             == [mark], SLOW_DEADLINE, "the re-send marked in the call list")
+    copies = browser.find_elements(By.CSS_SELECTOR, ".message-list .row")
+    newest = [c for c in copies if "pong again" in c.text][-1].get_attribute("id")
+    click(browser, f"#{newest} .text")
+    wait_for(browser, lambda d: [e.text for e in d.find_elements(
+        By.CSS_SELECTOR, "#inspector-body .resent-pill")] == [mark], SLOW_DEADLINE,
+        "the re-send marked in the inspector")
 
 
 def a_webhook_attempt_is_redelivered(browser, server, bot: Bot, user_id: int,

@@ -59,6 +59,7 @@ def test_the_fixture_table_lists_every_helper_the_examples_use():
     assert not missing, missing
 
 
+@pytest.mark.alone
 @pytest.mark.server
 def test_the_examples_pass_under_xdist_each_worker_with_its_own_server(pytester, monkeypatch):
     """``pytest -n 2``: each xdist worker is a pytest session of its own, so

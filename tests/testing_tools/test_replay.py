@@ -109,6 +109,32 @@ def test_a_json_call_is_sent_again_through_the_dispatcher(operator, bot, chat):
     newest = calls_of(operator, bot, method="sendMessage")[0]
     assert newest["request_id"] == again["request_id"]
     assert newest["params"] == record["params"] and newest["ok"] is True
+    # Marked as a re-send under detail, as an injected fault is; the default
+    # record keeps the contract's fields and no others.
+    assert set(newest) == set(record) and "resent_from" not in newest
+    detailed = calls_of(operator, bot, method="sendMessage", detail=True)
+    assert detailed[0]["resent_from"] == record["call_id"]
+    assert "resent_from" not in detailed[1]
+
+
+@pytest.mark.call_log
+def test_a_message_over_the_records_bound_is_kept_whole_under_detail(operator, bot, chat):
+    """The contract's longest text with the largest keyboard: params and
+    result are left out of the record (truncated, as the contract says),
+    and its detail keeps the Message whole (result_whole)."""
+    text = ("\0é" * 8192)[:16384 // 3 * 2]
+    keyboard = {"inline_keyboard": [[{"text": "b" * 128, "callback_data": "c" * 256}
+                                     for _ in range(8)] for _ in range(10)]}
+    sent = bot.ok("sendMessage", chat_id=chat.chat_id, text=text, reply_markup=keyboard)
+    [plain] = calls_of(operator, bot, method="sendMessage")
+    assert "params" not in plain and "result" not in plain and plain["truncated"] is True
+    assert "result_whole" not in plain
+    [detailed] = calls_of(operator, bot, method="sendMessage", detail=True)
+    assert detailed["result_whole"] == sent
+    # Only a message is kept whole: a long refusal's params keep their preview.
+    bot.error("sendMessage", 400, "INVALID_PARAMETER", chat_id=chat.chat_id, text=text + "x" * 20000)
+    failed = calls_of(operator, bot, method="sendMessage", detail=True)[0]
+    assert "result_whole" not in failed and "params_preview" in failed
 
 
 @pytest.mark.call_log

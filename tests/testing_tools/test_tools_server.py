@@ -76,6 +76,7 @@ def test_the_offset_survives_a_restart_until_reset(server, operator):
     assert operator.get_clock().offset == 0
 
 
+@pytest.mark.alone
 def test_a_retry_due_in_minutes_goes_out_within_a_second_of_advance_clock(operator):
     answers = {"status": 500}
 
@@ -145,6 +146,7 @@ def test_exactly_count_injected_failures_whichever_worker_serves(operator):
     assert outcomes.count((200, None)) == 54
 
 
+@pytest.mark.alone
 def test_a_held_call_holds_nothing_else(operator):
     bot_id, bot = new_bot(operator)
     _, chat_id = started_chat(operator, bot_id)

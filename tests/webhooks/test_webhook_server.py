@@ -92,6 +92,7 @@ def test_each_update_is_delivered_exactly_once_in_order_by_two_workers(
         assert isinstance(info["last_success_at"], int)
 
 
+@pytest.mark.alone
 def test_a_receiver_that_takes_five_seconds_does_not_delay_other_bots(
         tmp_path, make_receiver, ca_file):
     slow_answers = []

@@ -19,7 +19,7 @@ class AnswerCallbackQuerySchema(StrictSchema):
     show_alert = Bool(load_default=False)
 
 
-@api_method("answerCallbackQuery", AnswerCallbackQuerySchema(), result=results.TRUE,
+@api_method("answerCallbackQuery", AnswerCallbackQuerySchema(), result=results.TRUE, reaction="answer",
             summary="Answer a callback_query this bot received (once)")
 def answer_callback_query(call: Call) -> bool:
     p = call.params

@@ -26,7 +26,7 @@ def send_card_to_many(call: Call, chats: list) -> list[dict]:
 
 @api_method("sendCard", SendCardSchema(), buckets=(SEND,), result=results.Message,
             errors=REPLY_ERRORS, summary="Send a card (info, product, status or receipt)",
-            send_to_many=send_card_to_many)
+            send_to_many=send_card_to_many, reaction="send")
 def send_card_method(call: Call) -> dict:
     p = call.params
     return send_card(call.conn, call.bot.id, p["chat_id"], p["card"],

@@ -34,8 +34,8 @@ from botsvc.errors import CONNECTION_ERRORS, ApiError, ErrorCode, MethodNotAllow
 
 bp = Blueprint("api", __name__, url_prefix="/v2")
 # The testing tools' resendCall (botsvc.manage.replay) sends a call as its bot
-# through this pipeline: the bot's id under this WSGI environ key stands for
-# its token. No client can set it: a request's headers arrive as HTTP_*.
+# through this pipeline: ``(bot id, call_id sent again)`` under this WSGI
+# environ key stands for its token. No client can set it (headers are HTTP_*).
 RESENT_AS_BOT = "botsvc.resent_as_bot"
 ALL_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 # What any /v2 method can answer besides its own codes (its catalogue entry's
@@ -97,12 +97,12 @@ def _checked_bot(conn: sqlite3.Connection, environ: dict, name: str, facts: Call
     """The token's bot, through the steps the contract puts before the body:
     platform, token, an injected fault, bot disabled."""
     token = bearer_token(environ.get("HTTP_AUTHORIZATION"))
-    resent_by = environ.get(RESENT_AS_BOT)
-    bot, platform_is_disabled = (identify_bot(conn, token) if resent_by is None
-                                 else identify_bot_by_id(conn, resent_by))
+    resent = environ.get(RESENT_AS_BOT)
+    bot, platform_is_disabled = (identify_bot(conn, token) if resent is None
+                                 else identify_bot_by_id(conn, resent[0]))
     if bot is not None:
         g.bot_id = facts.bot_id = bot.id   # the log line's, the call log's
-        facts.token = token
+        facts.token, facts.resent_from = token, resent and resent[1]
     if platform_is_disabled:
         raise platform_disabled()
     if bot is None:

@@ -76,7 +76,8 @@ def _markup(params: dict):
 
 
 @api_method("editMessageText", EditMessageTextSchema(), result=results.Message,
-            errors=EDIT_ERRORS, summary="Replace the text of the bot's text message")
+            errors=EDIT_ERRORS, reaction="edit",
+            summary="Replace the text of the bot's text message")
 def edit_message_text(call: Call) -> dict:
     p = call.params
     return editing.edit_message_text(call.conn, call.bot.id, p["chat_id"], p["message_id"],
@@ -84,7 +85,8 @@ def edit_message_text(call: Call) -> dict:
 
 
 @api_method("editMessageCard", EditMessageCardSchema(), result=results.Message,
-            errors=EDIT_ERRORS, summary="Replace the card of the bot's card message")
+            errors=EDIT_ERRORS, reaction="edit",
+            summary="Replace the card of the bot's card message")
 def edit_message_card(call: Call) -> dict:
     p = call.params
     return editing.edit_message_card(call.conn, call.bot.id, p["chat_id"], p["message_id"],
@@ -92,7 +94,8 @@ def edit_message_card(call: Call) -> dict:
 
 
 @api_method("editMessageCaption", EditMessageCaptionSchema(), result=results.Message,
-            errors=EDIT_ERRORS, summary="Set or remove (\"\") the caption of a media message")
+            errors=EDIT_ERRORS, reaction="edit",
+            summary="Set or remove (\"\") the caption of a media message")
 def edit_message_caption(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_caption(
@@ -101,7 +104,8 @@ def edit_message_caption(call: Call) -> dict:
 
 
 @api_method("editMessageMedia", EditMessageMediaSchema(), result=results.Message,
-            errors=EDIT_ERRORS, summary="Replace the file of a media message (a file_id)")
+            errors=EDIT_ERRORS, reaction="edit",
+            summary="Replace the file of a media message (a file_id)")
 def edit_message_media(call: Call) -> dict:
     p = call.params
     return media_messages.edit_message_media(
@@ -110,7 +114,7 @@ def edit_message_media(call: Call) -> dict:
 
 
 @api_method("editMessageReplyMarkup", EditMessageReplyMarkupSchema(),
-            result=results.Message, errors=EDIT_ERRORS,
+            result=results.Message, errors=EDIT_ERRORS, reaction="edit",
             summary="Replace or remove (empty inline_keyboard) a message's buttons")
 def edit_message_reply_markup(call: Call) -> dict:
     p = call.params
@@ -119,7 +123,7 @@ def edit_message_reply_markup(call: Call) -> dict:
 
 
 @api_method("deleteMessage", MessageRefSchema(), result=results.TRUE, errors=DELETE_ERRORS,
-            summary="Delete one of the bot's messages (again: still true)")
+            reaction="delete", summary="Delete one of the bot's messages (again: still true)")
 def delete_message(call: Call) -> bool:
     p = call.params
     editing.delete_message(call.conn, call.bot.id, p["chat_id"], p["message_id"])
@@ -127,7 +131,8 @@ def delete_message(call: Call) -> bool:
 
 
 @api_method("deleteMessages", DeleteMessagesSchema(), result=results.TRUE,
-            errors=DELETE_ERRORS, summary="Delete 1 to 100 of the bot's messages in one chat")
+            errors=DELETE_ERRORS, reaction="delete",
+            summary="Delete 1 to 100 of the bot's messages in one chat")
 def delete_messages(call: Call) -> bool:
     p = call.params
     editing.delete_messages(call.conn, call.bot.id, p["chat_id"], p["message_ids"])

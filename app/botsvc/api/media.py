@@ -88,7 +88,7 @@ for _method, _type in SINGLE_MEDIA_METHODS.items():
     _schema = SendMediaSchema.from_dict({_type: MediaInput(required=True)},
                                         name=f"{_method[0].upper()}{_method[1:]}Schema")
     api_method(_method, _schema(), buckets=(SEND,), prepare=_prepare(_type),
-               check_references=_check_references(_type), result=results.Message,
+               check_references=_check_references(_type), result=results.Message, reaction="send",
                errors=(*REPLY_ERRORS, ErrorCode.DEPENDENCY_UNAVAILABLE),
                summary=f"Send a {_type}: a file_id of a clean file of this bot, or (multipart)"
                        " the file itself")(_handler(_type))
@@ -110,7 +110,7 @@ class SendMediaGroupSchema(StrictSchema):
 
 
 @api_method("sendMediaGroup", SendMediaGroupSchema(), buckets=(SEND,),
-            result=results.MESSAGES, errors=SEND_ERRORS,
+            result=results.MESSAGES, errors=SEND_ERRORS, reaction="send",
             summary="Send 2 to 10 photos and videos (file_ids) as one album")
 def send_media_group_method(call: Call) -> list[dict]:
     p = call.params

@@ -35,9 +35,16 @@ METHODS = Catalogue("/v2")
 def api_method(name: str, schema: Schema | None = None, *, result=None,
                errors: tuple[ErrorCode, ...] = (), summary: str = "",
                buckets: tuple[str, ...] = (), prepare: Callable[[Call], Any] | None = None,
-               check_references=None, send_to_many=None):
+               check_references=None, send_to_many=None, reaction: str | None = None):
     """Register a /v2 method (see ``Method`` for the keywords). Multipart file
     parts are the schema's FilePart and MediaInput fields."""
     return METHODS.register(name, schema, result=result, errors=errors, summary=summary,
                             buckets=buckets, prepare=prepare,
-                            check_references=check_references, send_to_many=send_to_many)
+                            check_references=check_references, send_to_many=send_to_many,
+                            reaction=reaction)
+
+
+def reaction_methods() -> dict[str, str]:
+    """``{method: what it changes in a chat}`` of every /v2 method whose
+    success its chat's user sees (its entry's ``reaction``)."""
+    return {name: m.reaction for name, m in METHODS.items() if m.reaction is not None}

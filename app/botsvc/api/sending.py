@@ -32,7 +32,7 @@ def send_message_to_many(call: Call, chats: list) -> list[dict]:
 
 @api_method("sendMessage", SendMessageSchema(), buckets=(SEND,), result=results.Message,
             errors=REPLY_ERRORS, summary="Send a text message to an active chat",
-            send_to_many=send_message_to_many)
+            send_to_many=send_message_to_many, reaction="send")
 def send_message(call: Call) -> dict:
     p = call.params
     return send_text(call.conn, call.bot.id, p["chat_id"], p["text"],

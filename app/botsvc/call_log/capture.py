@@ -51,8 +51,8 @@ REDACTED = record.REDACTED
 class CallFacts:
     """What the dispatcher knows of one /v2 call: filled in on the way,
     handed to the call log as the call starts and as it ends."""
-    __slots__ = ("method", "key", "bot_id", "token", "entry", "body", "fault", "answer",
-                 "logged")
+    __slots__ = ("method", "key", "bot_id", "token", "entry", "body", "fault", "resent_from",
+                 "answer", "logged")
 
     def __init__(self, method: str, key: str | None):
         self.method = method                # the name called, known or not
@@ -62,6 +62,7 @@ class CallFacts:
         self.entry: Method | None = None    # the catalogue's entry, once the body is read
         self.body: RequestBody | None = None
         self.fault = None                   # the testing tools' fault taken (domain.faults)
+        self.resent_from: int | None = None  # resendCall's: the call of the log sent again
         # (status, body, headers) made in the call's transaction, then the Response
         # (None: the call unwound unanswered).
         self.answer: tuple[int, str, dict] | Response | None = None
@@ -152,7 +153,7 @@ def _make(facts: CallFacts, logged: _Logged, status: int, data: bytes, failure,
         bot_id=facts.bot_id, method=facts.method, arrived_at=logged.arrived_at,
         token=facts.token, key=facts.key if facts.key is not None and KEY.match(facts.key)
         else None, body=facts.body, secret_fields=entry.secret_fields if entry else (),
-        fault=facts.fault), record.Outcome(
+        fault=facts.fault, resent_from=facts.resent_from), record.Outcome(
         status, data, failure, replayed, logs.elapsed_seconds(context_g) * 1000,
         logs.request_id(context_g)))
 

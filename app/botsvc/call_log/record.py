@@ -28,6 +28,10 @@ _REDACTED_BYTES = REDACTED.encode()
 # reach the bound (only a number written with an exponent grows when written
 # again, 1e15 to 1000000000000000.0: under 5 times).
 _RAW_KEPT_MAX_BYTES = BODY_MAX_BYTES // 5
+# A message's result (detail's ``result_whole``) is kept whole up to this:
+# the contract's largest (a 16 KiB text of characters JSON escapes six times
+# over, with 80 buttons of 2 KiB URLs) is under it.
+WHOLE_RESULT_MAX_BYTES = 1024 * 1024
 # A secret value is also replaced where else it appears (a URL holding it)
 # from this length on: a shorter one (refused anyway: secrets are 16
 # characters or more) would replace common text, keys included.
@@ -45,6 +49,7 @@ class Seen(NamedTuple):
     body: RequestBody | None
     secret_fields: tuple[str, ...]     # the method's, from the catalogue
     fault: Any = None                  # a domain.faults.Fault taken by the call
+    resent_from: int | None = None     # resendCall's: the call of the log it sent again
 
 
 class Outcome:
@@ -78,7 +83,7 @@ def make(seen: Seen, outcome: Outcome
     params, params_over = _params(seen.body, scrub)
     result, result_over = _result(data, scrub)
     failure = outcome.failure() if outcome.status != 200 else {}
-    detail = _detail(seen, failure, scrub, params_over)
+    detail = _detail(seen, failure, scrub, params_over, result_over, data)
     return CallRecord(
         bot_id, date, method, outcome.status, outcome.duration_ms, outcome.request_id,
         _text(failure.get("error_code")), scrub.text(failure.get("description")), seen.key,
@@ -155,10 +160,12 @@ def _result(data: bytes, scrub: _Scrub) -> tuple[bytes | None, bool]:
     return scrub.json(kept), kept is None
 
 
-def _detail(seen: Seen, failure: dict, scrub: _Scrub, params_over: bool) -> bytes | None:
+def _detail(seen: Seen, failure: dict, scrub: _Scrub, params_over: bool, result_over: bool,
+            data: bytes) -> bytes | None:
     """What getBotCalls shows with ``detail: true`` (None: nothing): the
-    failure's parameters, the injected fault or delay, and for params left
-    out for size a bounded preview of each field."""
+    failure's parameters, the injected fault or delay, the call it re-sent
+    (resendCall's), for params left out for size a bounded preview of each
+    field, and a message's result left out for size whole (``result_whole``)."""
     detail: dict[str, Any] = {}
     parameters = failure.get("parameters")
     if isinstance(parameters, dict) and parameters:
@@ -166,12 +173,30 @@ def _detail(seen: Seen, failure: dict, scrub: _Scrub, params_over: bool) -> byte
     injected = _injected(seen.fault)
     if injected:
         detail["injected"] = injected
+    if seen.resent_from is not None:
+        detail["resent_from"] = seen.resent_from
     if params_over:
         detail["params_preview"], detail["cut_fields"] = _preview(
             _plain_params(seen.body, scrub), scrub)
-    if not detail:
+    whole = _whole_messages(scrub.json(data)) if result_over else None
+    if not detail and whole is None:
         return None
-    return within_bound(scrub.json(dumps(detail).encode()))
+    kept = within_bound(scrub.json(dumps(detail).encode())) or b"{}"
+    if whole is not None:
+        kept = kept[:-1] + (b"," if len(kept) > 2 else b"") + b'"result_whole":' + whole + b"}"
+    return kept
+
+
+def _whole_messages(data: bytes) -> bytes | None:
+    """A success's result over the record's bound, when it is the message(s)
+    the bot sent or edited (a 16 KiB text with its keyboard, a card, an
+    album): kept whole, so that what the chat's user saw can be exported and
+    replayed. A Message's JSON starts with its message_id; the contract's
+    maxima keep one under WHOLE_RESULT_MAX_BYTES."""
+    whole = data[len(_SUCCESS_PREFIX):-1]
+    if not whole.startswith((b'{"message_id":', b'[{"message_id":')):
+        return None
+    return whole if len(whole) <= WHOLE_RESULT_MAX_BYTES else None
 
 
 def _injected(fault) -> dict | None:

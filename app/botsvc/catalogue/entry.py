@@ -44,6 +44,11 @@ class Method:
     # active chats at once (rows read in the caller's transaction, the
     # parameters without chat_id), as a broadcast's batch delivers them.
     send_to_many: Callable | None = None
+    # /v2 only. What a success changes in a chat, as its user sees it: "send"
+    # (its result is the Message or Messages sent), "edit" (the Message as it
+    # became), "delete" (message_id or message_ids) or "answer" (a click's
+    # answer). An exported conversation's reactions are these methods' calls.
+    reaction: str | None = None
     # /manage/v1 only. Exists only with BOTSVC_TEST_TOOLS=1.
     test_tool: bool = False
 

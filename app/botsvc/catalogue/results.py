@@ -355,6 +355,12 @@ class BotCall(Result):
                        f"{CALL_LOG_PREVIEW_MAX_BYTES} bytes"})
     cut_fields = fields.List(fields.String(), metadata={
         "description": "detail only, with params_preview: the fields cut in it"})
+    resent_from = fields.Integer(metadata={
+        "description": "detail only: this call is the testing tools' re-send (resendCall) of "
+                       "that call of the log, not the bot's own"})
+    result_whole = fields.Raw(metadata={
+        "description": "detail only, when result was left out for size and is the Message (or "
+                       "Messages) the bot sent or edited: the result whole"})
 
 
 class BotCallsPage(Result):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import click
 from flask import Flask
+from marshmallow import validate
 
 from botsvc import owner
 from botsvc.catalogue.body import RequestBody
@@ -44,6 +45,8 @@ class OperatorCommand:
     # A boolean parameter the command sets to true, or to false with --enable.
     switch: str | None = None
     flags: dict[str, str] = field(default_factory=dict)   # --flag: a parameter set to true
+    # The result is a file ``{file_name, content}``: written where --output says.
+    writes_file: bool = False
 
 
 OPERATOR_COMMANDS = (
@@ -72,8 +75,10 @@ OPERATOR_COMMANDS = (
                      "--since": "since", "--until": "until", "--search": "search"},
                     flags={"--failures-only": "failures_only", "--detail": "detail"}),
     OperatorCommand("export-chat", "exportChat", ("user_id", "bot_id"),
-                    {"--after": "after_message_id", "--format": "format"}),
+                    {"--after": "after_message_id", "--format": "format"}, writes_file=True),
 )
+OUTPUT_HELP = ("where to write the file: a path, or - for stdout; default: its suggested name"
+               " (file_name) in the current directory, replaced if it is there")
 URL_HELP = ("act on the botsvc server at this address through its operator API (with "
             "BOTSVC_ADMIN_TOKEN) instead of on BOTSVC_DATA_DIR; default: BOTSVC_URL")
 
@@ -126,6 +131,33 @@ def _on_data_dir(settings: Settings, method: str, given: dict[str, str],
         return run_operator_method(app, method, given, files)
 
 
+def _option_help(schema_field) -> str | None:
+    """An option's help: its parameter's description in the catalogue, and
+    its choices where the schema has a closed set (the method still checks
+    the value, and refuses another as the API does)."""
+    if schema_field is None:
+        return None
+    text = schema_field.metadata.get("description")
+    choices = [c for v in schema_field.validators if isinstance(v, validate.OneOf)
+               for c in v.choices]
+    if choices:
+        text = f"one of {', '.join(choices)}" + (f" ({text})" if text else "")
+    return text
+
+
+def _write_file(result: dict, output: str | None) -> None:
+    """A ``{file_name, content}`` result as its file: to stdout with ``-``,
+    else to ``output`` or its suggested name (the name alone: no folder of
+    the server's choosing)."""
+    if output == "-":
+        click.echo(result["content"], nl=False)
+        return
+    path = output or os.path.basename(result["file_name"]) or "exported"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(result["content"])
+    say(f"wrote {path}")
+
+
 def _command(spec: OperatorCommand) -> click.Command:
     method = OPERATOR_METHODS[spec.method]
     schema_fields = method.schema.fields if method.schema is not None else {}
@@ -135,7 +167,11 @@ def _command(spec: OperatorCommand) -> click.Command:
         click.Argument([name], type=click.Path(exists=True, dir_okay=False, readable=True)
                        if name in file_parameters else click.UNPROCESSED)
         for name in spec.arguments]
-    params += [click.Option([option, parameter]) for option, parameter in spec.options.items()]
+    params += [click.Option([option, parameter], help=_option_help(schema_fields.get(parameter)))
+               for option, parameter in spec.options.items()]
+    if spec.writes_file:
+        params.append(click.Option(["--output", "-o", "output"], metavar="PATH",
+                                   help=OUTPUT_HELP))
     params += [click.Option([option, parameter], is_flag=True, default=None)
                for option, parameter in spec.flags.items()]
     if spec.switch:
@@ -144,6 +180,7 @@ def _command(spec: OperatorCommand) -> click.Command:
 
     def callback(botsvc_url: str | None, **values):
         enable = values.pop("enable", False)
+        output = values.pop("output", None)
         given = {name: value for name, value in values.items() if value is not None}
         given.update({name: "true" for name in spec.flags.values() if given.pop(name, None)})
         if spec.switch:
@@ -153,7 +190,10 @@ def _command(spec: OperatorCommand) -> click.Command:
             result = call_server(settings, spec.method, given, file_parameters)
         else:
             result = _on_data_dir(settings, spec.method, given, file_parameters)
-        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        if spec.writes_file:
+            _write_file(result, output)
+        else:
+            click.echo(json.dumps(result, ensure_ascii=False, indent=2))
 
     return click.Command(spec.name, params=params, callback=callback, help=method.summary)
 

@@ -8,6 +8,7 @@ import json
 from flask import current_app
 
 from botsvc import clock
+from botsvc.api.registry import reaction_methods
 from botsvc.call_log.capture import writer
 from botsvc.catalogue import results
 from botsvc.catalogue.validation import MessageId, OneOf
@@ -37,8 +38,9 @@ def export_chat(conn, p):
     settings = current_app.config["SETTINGS"]
     transcript = conversation.export_chat(conn, settings.data_dir, p["bot_id"], p["user_id"],
                                           p.get("after_message_id"), settings.call_log,
-                                          clock.time())
+                                          clock.time(), reaction_methods())
     name = conversation_pytest.file_name(transcript["bot"])
     if p["format"] == "transcript":
-        return {"file_name": name[:-len(".py")] + ".json", "content": json.dumps(transcript, ensure_ascii=False, indent=2) + "\n"}
+        return {"file_name": name[:-len(".py")] + ".json",
+                "content": json.dumps(transcript, ensure_ascii=False, indent=2) + "\n"}
     return {"file_name": name, "content": conversation_pytest.render(transcript)}

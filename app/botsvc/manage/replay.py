@@ -85,7 +85,7 @@ def resend_call(conn, p):
     else:
         params = _replayable_params(record, method)
         as_form = _as_form(method, params, record)
-    answer, body = _send(bot_id, record["method"], params, as_form)
+    answer, body = _send(bot_id, call_id, record["method"], params, as_form)
     secret = _token_secret_in(conn, bot_id, body)
     if secret is not None:
         _keep_token_out(conn, bot_id, answer, secret)
@@ -201,12 +201,13 @@ def _keep_token_out(conn, bot_id: int, answer: dict, secret: str) -> None:
             answer[name] = json.loads(dumps(answer[name]).replace(secret, TOKEN_MARK))
 
 
-def _send(bot_id: int, method: str, params: dict, as_form: bool) -> tuple[dict, bytes]:
+def _send(bot_id: int, call_id: int, method: str, params: dict,
+          as_form: bool) -> tuple[dict, bytes]:
     """POST /v2/<method> as bot ``bot_id``, in this process, in an app
     context of its own (its request must not share this one's ``g``)."""
     app = current_app._get_current_object()
     base = request.host_url if has_request_context() else "http://localhost/"
-    overrides = {RESENT_AS_BOT: bot_id}
+    overrides = {RESENT_AS_BOT: (bot_id, call_id)}
     with app.app_context():
         client = Client(app)
         response = (client.post(f"/v2/{method}", base_url=base, data=params,

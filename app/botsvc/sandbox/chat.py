@@ -161,13 +161,13 @@ def inspect(user_id: int, bot_id: int) -> Response:
 
 def calls_about(bot_id: int, chat_id: str, message_id: int) -> list[dict]:
     """The bot's calls in its call log (getBotCalls: at most its last 1,000,
-    of 24 hours) that sent message ``message_id`` of this chat (the message,
+    of 24 hours, with their detail: a re-send's mark) that sent message ``message_id`` of this chat (the message,
     or one of an album, in their result) or acted on it (their parameters
     name it: an edit, a deletion, failed ones too), oldest first, each
     ``{kind: "sent" | "changed", call}``."""
     found, cursor = [], None
     while True:
-        page = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALL_LOG_PAGE,
+        page = calls.run("getBotCalls", {"bot_id": bot_id, "limit": CALL_LOG_PAGE, "detail": True,
                                          **({"cursor": cursor} if cursor else {})})
         for call in page["calls"]:
             kind = _relation(call, chat_id, message_id)
@@ -183,7 +183,8 @@ def _relation(call: dict, chat_id: str, message_id: int) -> str | None:
     params = call.get("params") or call.get("params_preview") or {}
     if params.get("chat_id") not in (None, chat_id):
         return None
-    result = call.get("result")
+    # A message too large for the record's bound is kept whole in its detail.
+    result = call.get("result", call.get("result_whole"))
     sent = result if isinstance(result, list) else [result]
     if any(isinstance(m, dict) and m.get("message_id") == message_id
            and (m.get("chat") or {}).get("id") == chat_id for m in sent):

@@ -1,6 +1,8 @@
 """What an exported conversation (exportChat's pytest module) calls: a
 simulated user who replays the steps and checks, reaction by reaction, what
-the bot did, read from the bot's call log.
+the bot did, read from the bot's call log; and the same steps from a
+transcript's data. Long because the module's helpers and the replay from
+data share one set of rules, kept in one place.
 
     user = conversation(botsvc, botsvc_bot, timeout=TIMEOUT)
     user.start("promo")
@@ -14,30 +16,40 @@ Messages are named by their place: ``bot_message(2)`` is the second message
 the bot sent in this test, ``user_message(1)`` the user's first text or
 file. A reaction that differs, or one that never comes within the timeout,
 fails the test naming the step, with what was expected beside what the bot
-did.
+did; an action the service refuses fails naming its step too.
+
+The same steps run from data (a ``botsvc-transcript/1`` file's steps):
+``run_steps``, which ``botsvc.testkit.transcript.replay`` (``botsvc
+run-transcript``) calls.
 """
 from __future__ import annotations
 
 import base64
-import json
+import contextlib
+import functools
 import os
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from botsvc.domain.conversation import (
-    DELETE_METHODS,
-    EDIT_METHODS,
-    REACTION_METHODS,
-    SEND_METHODS,
-    SHOWN_FIELDS,
-)
+from botsvc.domain.conversation_steps import SHOWN_FIELDS, chat_of, params_of, result_of
+from botsvc.testkit.client import BotsvcError
 from botsvc.testkit.harness import DEFAULT_WAIT_SECONDS, Botsvc, TestBot
 from botsvc.testkit.waits import waited
 
-# How long skip_reactions lets the bot answer a Start nobody checks.
+# How long skip_reactions() (with no count) lets the bot answer a Start
+# nobody checks.
 SETTLE_SECONDS = 1.0
+
+
+@functools.cache
+def reaction_kinds() -> dict[str, str]:
+    """``{method: "send" | "edit" | "delete" | "answer"}``: the catalogue's
+    (loaded once, when a conversation first reads the bot's calls)."""
+    import botsvc.api  # noqa: F401  (registers the /v2 methods)
+    from botsvc.api.registry import reaction_methods  # lazy: loads the /v2 catalogue
+    return reaction_methods()
 
 
 @dataclass(frozen=True)
@@ -62,8 +74,9 @@ def user_message(index: int) -> Place:
 
 def conversation(botsvc: Botsvc, bot: TestBot, *,
                  timeout: float = DEFAULT_WAIT_SECONDS) -> ConversationUser:
-    """A new simulated user of ``bot``, ready to replay a conversation."""
-    return ConversationUser(botsvc, bot, botsvc.operator.create_user(), timeout)
+    """A new simulated user of ``bot``, made as the plugin makes users (a
+    failing test's report shows its chat), ready to replay a conversation."""
+    return ConversationUser(botsvc, bot, botsvc.new_user(bot).user_id, timeout)
 
 
 class ConversationUser:
@@ -81,46 +94,52 @@ class ConversationUser:
     # -- the user's actions ----------------------------------------------------
     def start(self, start_parameter: str | None = None) -> None:
         self._begin(f"user.start({_args(start_parameter)})")
-        self.chat_id = self.operator.user_start(self.user_id, self.bot.id,
-                                                start_parameter)["chat_id"]
+        with self._refused():
+            self.chat_id = self.operator.user_start(self.user_id, self.bot.id,
+                                                    start_parameter)["chat_id"]
 
     def stop(self) -> None:
         self._begin("user.stop()")
-        self.operator.user_stop(self.user_id, self.bot.id)
+        with self._refused():
+            self.operator.user_stop(self.user_id, self.bot.id)
 
     def block(self) -> None:
         self._begin("user.block()")
-        self.operator.user_block(self.user_id, self.bot.id)
+        with self._refused():
+            self.operator.user_block(self.user_id, self.bot.id)
 
     def say(self, text: str, reply_to: Place | None = None) -> None:
         self._begin(f"user.say({_args(text, reply_to)})")
-        sent = self.operator.user_send_message(self.user_id, self.bot.id, text,
-                                               self._id_of(reply_to))
+        with self._refused():
+            sent = self.operator.user_send_message(self.user_id, self.bot.id, text,
+                                                   self._id_of(reply_to))
         self._name(sent["message_id"], "user")
 
     def click(self, message: Place, callback_data: str) -> None:
         self._begin(f"user.click({message!r}, {callback_data!r})")
-        self.clicks.add(self.operator.user_click_button(
-            self.user_id, self.bot.id, self._id_of(message), callback_data))
+        with self._refused():
+            self.clicks.add(self.operator.user_click_button(
+                self.user_id, self.bot.id, self._id_of(message), callback_data))
 
     def send_file(self, content_base64: str, file_name: str, *, type: str | None = None,
                   caption: str | None = None, reply_to: Place | None = None) -> None:
-        self._begin(f"user.send_file(<{file_name}>, type={type!r})")
+        self._begin(f"user.send_file(<{file_name!r}>, type={type!r})")
         if reply_to is not None:
             raise AssertionError(f"{self.step}: a file cannot be sent as a reply")
         with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, os.path.basename(file_name) or "file")
+            path = os.path.join(tmp, _safe_name(file_name))
             with open(path, "wb") as f:
                 f.write(base64.b64decode(content_base64))
-            sent = self.operator.user_send_media(self.user_id, self.bot.id, path, caption, type)
+            with self._refused():
+                sent = self.operator.user_send_media(self.user_id, self.bot.id, path, caption,
+                                                     type)
         self._name(sent["message_id"], "user")
 
     # -- what the bot is expected to do ------------------------------------------
     def expect_message(self, text: str | None = None, *, type: str = "text", **shown: Any) -> None:
         __tracebackhide__ = True   # the failure points at the step in the test
         expected = {"did": "sent a message", **_shown(text, type, shown)}
-        actual = self._next(expected)
-        self._compare(expected, actual)
+        self._compare(expected, self._next(expected))
 
     def expect_edit(self, message: Place, text: str | None = None, *, type: str = "text",
                     **shown: Any) -> None:
@@ -138,11 +157,18 @@ class ConversationUser:
         expected = {"did": "answered a click", "text": text, "show_alert": show_alert}
         self._compare(expected, self._next(expected))
 
-    def skip_reactions(self) -> None:
-        """Let the bot answer for a moment; none of it is checked."""
-        time.sleep(SETTLE_SECONDS)
-        self._read()
-        self.pending.clear()
+    def skip_reactions(self, count: int | None = None) -> None:
+        """The bot's next ``count`` reactions, awaited (each within the
+        timeout) and numbered, not checked: a lead-in's. With no count, let
+        the bot answer for a moment and take none of it as the test's."""
+        __tracebackhide__ = True   # the failure points at the step in the test
+        if count is None:
+            time.sleep(SETTLE_SECONDS)
+            self._read()
+            self.pending.clear()
+            return
+        for _ in range(count):
+            self._next({"did": "reacted (a lead-in's reaction, not checked)"})
 
     def done(self) -> None:
         """The end: the bot did nothing the conversation did not expect."""
@@ -159,6 +185,15 @@ class ConversationUser:
                 + "\n".join(f"  also: {_describe(r)}" for r in self.pending))
         self.number += 1
         self.step, self.expected_in_step = f"step {self.number} ({step})", 0
+
+    @contextlib.contextmanager
+    def _refused(self):
+        """An action the service refuses fails its step, saying why."""
+        try:
+            yield
+        except BotsvcError as error:
+            raise AssertionError(f"{self.step}: the service refused it: {error.error_code}:"
+                                 f" {error.description}") from None
 
     def _id_of(self, place: Place | None) -> int | None:
         __tracebackhide__ = True   # the failure points at the step in the test
@@ -206,47 +241,109 @@ class ConversationUser:
             raise AssertionError(f"{self.step}, {where}: {gone}") from None
 
     def _newest_calls(self) -> list[dict]:
-        return self.operator.get_bot_calls(self.bot.id, limit=100)["calls"]
+        return self.operator.call("getBotCalls", bot_id=self.bot.id, limit=100)["calls"]
 
     def _read(self, wait_ms: int = 0) -> int:
-        """The bot's new calls, oldest first, into ``pending`` as reactions;
-        how many were read. ``wait_ms``: the server waits that long for one."""
-        fresh = self.operator.calls_after(self.bot.id, self.last_call_id, wait_ms=wait_ms)
+        """The bot's new calls, oldest first, with their detail (a re-send's
+        mark, a message kept whole), into ``pending`` as reactions; how many
+        were read. ``wait_ms``: the server waits that long for one. The one
+        read of the call log after the first."""
+        fresh = self.operator.calls_after(self.bot.id, self.last_call_id, detail=True,
+                                          wait_ms=wait_ms)
         for call in fresh:
             self.last_call_id = call["call_id"]
             self.pending += self._reactions(call)
         return len(fresh)
 
     def _reactions(self, call: dict) -> list[dict]:
-        method, params, result = call["method"], call.get("params") or {}, call.get("result")
-        if not call["ok"] or call["replayed"] or method not in REACTION_METHODS:
+        kind = reaction_kinds().get(call["method"])
+        if kind is None or not call["ok"] or call["replayed"] or "resent_from" in call:
             return []
-        if method == "answerCallbackQuery":
+        params, result = params_of(call), result_of(call)
+        if kind == "answer":
             if params.get("callback_query_id") not in self.clicks:
                 return []
             return [{"did": "answered a click", "text": params.get("text"),
                      "show_alert": params.get("show_alert") in (True, "true", "1")}]
-        if str(params.get("chat_id")) != str(self.chat_id):
+        if chat_of(call) != str(self.chat_id):
             return []
-        if method in SEND_METHODS:
+        if kind == "send":
             sent = result if isinstance(result, list) else [result]
             for message in sent:
                 self._name(message["message_id"], "bot")
             return [{"did": "sent a message", **{k: m[k] for k in SHOWN_FIELDS if k in m}}
                     for m in sent]
-        if method in DELETE_METHODS:
+        if kind == "delete":
             ids = params.get("message_ids") or [params.get("message_id")]
-            ids = ids if isinstance(ids, list) else json.loads(ids)
-            return [{"did": "deleted a message", "message": self._place(i)} for i in ids]
-        assert method in EDIT_METHODS
-        return [{"did": "edited a message", "message": self._place(params.get("message_id")),
-                 **{k: result[k] for k in SHOWN_FIELDS if isinstance(result, dict) and k in result}}]
+            return [{"did": "deleted a message", "message": self._place(i)}
+                    for i in (ids if isinstance(ids, list) else [ids])]
+        shown = {k: result[k] for k in SHOWN_FIELDS if isinstance(result, dict) and k in result}
+        message_id = result.get("message_id") if isinstance(result, dict) else None
+        return [{"did": "edited a message", "message": self._place(message_id), **shown}]
 
     def _place(self, message_id: Any) -> Place | str:
         try:
             return self.places.get(int(message_id), f"message {message_id} (not of this test)")
         except (TypeError, ValueError):
             return f"message {message_id!r}"
+
+
+# -- a transcript's steps, from data -----------------------------------------------
+
+def run_steps(user: ConversationUser, steps: list[dict]) -> None:
+    """Replay a ``botsvc-transcript/1`` file's ``steps`` with ``user``, as the
+    exported module does: each action, then each reaction expected (a
+    lead-in's awaited, not checked); then ``done()``. Fails with the same
+    AssertionError as the module (``step N (...)``, expected beside actual)."""
+    __tracebackhide__ = True
+    if steps and steps[0]["user"]["action"] != "start":
+        user.start()
+        user.skip_reactions()
+    for step in steps:
+        _act(user, step["user"])
+        if step.get("lead_in"):
+            user.skip_reactions(len(step["bot"]))
+            continue
+        for reaction in step["bot"]:
+            _expect(user, reaction)
+    user.done()
+
+
+def _place_of(place: dict | None) -> Place | None:
+    return None if place is None else Place(place["from"], int(place["index"]))
+
+
+def _act(user: ConversationUser, action: dict) -> None:
+    kind = action["action"]
+    if kind == "start":
+        user.start(action.get("start_parameter"))
+    elif kind in ("stop", "block"):
+        getattr(user, kind)()
+    elif kind == "say":
+        user.say(action["text"], reply_to=_place_of(action.get("reply_to")))
+    elif kind == "click":
+        user.click(_place_of(action["message"]), action["callback_data"])
+    elif kind == "send_file":
+        user.send_file(action["content_base64"], action["file_name"], type=action.get("type"),
+                       caption=action.get("caption"), reply_to=_place_of(action.get("reply_to")))
+    else:
+        raise ValueError(f"unknown action: {kind!r}")
+
+
+def _expect(user: ConversationUser, reaction: dict) -> None:
+    __tracebackhide__ = True
+    kind = reaction["reaction"]
+    shown = {k: reaction[k] for k in SHOWN_FIELDS if k in reaction and k != "text"}
+    if kind == "message":
+        user.expect_message(reaction.get("text"), **shown)
+    elif kind == "edit":
+        user.expect_edit(_place_of(reaction["message"]), reaction.get("text"), **shown)
+    elif kind == "delete":
+        user.expect_deleted(_place_of(reaction["message"]))
+    elif kind == "answer":
+        user.expect_answer(reaction.get("text"), show_alert=reaction.get("show_alert", False))
+    else:
+        raise ValueError(f"unknown reaction: {kind!r}")
 
 
 def _shown(text: str | None, type: str, shown: dict[str, Any]) -> dict:
@@ -262,6 +359,12 @@ def _shown(text: str | None, type: str, shown: dict[str, Any]) -> dict:
     if unknown:
         raise TypeError(f"unknown fields of a message: {sorted(unknown)}")
     return fields
+
+
+def _safe_name(file_name: str) -> str:
+    """The file's name as a name in a folder of its own: no path, no NUL."""
+    name = os.path.basename(file_name.replace("\\", "/")).replace("\0", "")
+    return name if name not in ("", ".", "..") else "file"
 
 
 def _describe(reaction: dict) -> str:

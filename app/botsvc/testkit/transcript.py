@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from botsvc.testkit.conversation import Place, conversation
+from botsvc.testkit.conversation import conversation, run_steps
 from botsvc.testkit.harness import DEFAULT_WAIT_SECONDS, Botsvc, TestBot
 
 FORMAT = "botsvc-transcript/1"
 ACTIONS = ("start", "stop", "block", "say", "click", "send_file")
 REACTIONS = ("message", "edit", "delete", "answer")
-MESSAGE_FIELDS = ("caption", "card", "reply_markup")
 
 
 class NotATranscript(ValueError):
@@ -55,49 +54,9 @@ def _check_step(number: int, step: Any) -> None:
 def replay(botsvc: Botsvc, bot: TestBot, transcript: dict[str, Any], *,
            timeout: float = DEFAULT_WAIT_SECONDS) -> None:
     """A new simulated user replays each action and waits for each expected
-    reaction in order; AssertionError (the engine's text: the step, what was
-    expected, what the bot did) on the first that differs or never comes."""
+    reaction in order (a part's lead-in awaited, not compared:
+    ``conversation.run_steps``); AssertionError (the engine's text: the step,
+    what was expected, what the bot did) on the first that differs or never
+    comes."""
     __tracebackhide__ = True   # the failure is the step's, not this loop's
-    user = conversation(botsvc, bot, timeout=timeout)
-    for step in transcript["steps"]:
-        _act(user, step["user"])
-        for reaction in step.get("bot", []):
-            _expect(user, reaction)
-    user.done()
-
-
-def _act(user, action: dict[str, Any]) -> None:
-    kind = action["action"]
-    if kind == "start":
-        user.start(action.get("start_parameter"))
-    elif kind == "stop":
-        user.stop()
-    elif kind == "block":
-        user.block()
-    elif kind == "say":
-        user.say(action["text"], _place(action.get("reply_to")))
-    elif kind == "click":
-        user.click(_place(action["message"]), action["callback_data"])
-    else:
-        user.send_file(action["content_base64"], action["file_name"], type=action.get("type"),
-                       caption=action.get("caption"), reply_to=_place(action.get("reply_to")))
-
-
-def _expect(user, reaction: dict[str, Any]) -> None:
-    __tracebackhide__ = True
-    kind = reaction["reaction"]
-    if kind == "answer":
-        user.expect_answer(reaction.get("text"), show_alert=bool(reaction.get("show_alert")))
-    elif kind == "delete":
-        user.expect_deleted(_place(reaction["message"]))
-    else:
-        shown = {name: reaction[name] for name in MESSAGE_FIELDS if name in reaction}
-        text, type_ = reaction.get("text"), reaction.get("type", "text")
-        if kind == "message":
-            user.expect_message(text, type=type_, **shown)
-        else:
-            user.expect_edit(_place(reaction["message"]), text, type=type_, **shown)
-
-
-def _place(place: dict[str, Any] | None) -> Place | None:
-    return None if place is None else Place(place["from"], int(place["index"]))
+    run_steps(conversation(botsvc, bot, timeout=timeout), transcript["steps"])

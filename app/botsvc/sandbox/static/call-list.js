@@ -44,6 +44,8 @@ const CallList = (() => {
         : `${call.http_status} ${call.error_code}`),
       el("span", "call-duration muted", `${Math.round(call.duration_ms)} ms`));
     if (call.replayed) head.append(el("span", "pill", "replayed"));
+    // resendCall's: the testing tools sent it again, not the bot (as a replayed update is marked).
+    if (call.resent_from !== undefined) head.append(el("span", "pill replay-pill resent-pill", `re-send of call ${call.resent_from}`));
     if (call.injected) head.append(Sandbox.injectedPill(call.injected));
     if (call.params_preview || (call.cut_fields || []).length) {
       const cut = el("span", "pill cut", "cut");

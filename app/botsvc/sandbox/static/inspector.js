@@ -114,10 +114,12 @@ const Inspector = (() => {
     head.append(el("b", null, call.method), ` \u00b7 HTTP ${call.http_status}`,
       call.ok ? "" : ` \u00b7 ${call.error_code}`, ` \u00b7 ${Math.round(call.duration_ms)} ms`,
       call.replayed ? " \u00b7 replayed (Idempotency-Key)" : "");
+    if (call.resent_from !== undefined) head.append(" \u00b7 ", el("span", "pill replay-pill resent-pill", `re-send of call ${call.resent_from}`));
     if (call.injected) head.append(" \u00b7 ", Sandbox.injectedPill(call.injected));
     const body = {};
-    for (const key of ["params", "params_preview", "cut_fields", "result", "truncated", "description",
-      "error_parameters", "injected", "idempotency_key", "request_id", "call_id", "date"]) {
+    for (const key of ["params", "params_preview", "cut_fields", "result", "result_whole", "truncated",
+      "description", "error_parameters", "injected", "resent_from", "idempotency_key", "request_id",
+      "call_id", "date"]) {
       if (call[key] !== undefined) body[key] = call[key];
     }
     return [head, json(body, "call")];
@@ -153,8 +155,7 @@ const Inspector = (() => {
       else if (answer.calls) {
         // No made-up command in its place: there is no call to copy.
         parts.push(section("The call that sent it", el("p", "muted small not-in-log",
-          "Not found in the bot's call log: it keeps the last 1,000 calls of 24 hours, and a call"
-          + " whose result was too large to keep whole cannot be tied to its message; or a"
+          "Not found in the bot's call log: it keeps the last 1,000 calls of 24 hours; or a"
           + " broadcast sent it.")));
       }
       for (const later of calls.filter((c) => c.kind !== "sent")) {

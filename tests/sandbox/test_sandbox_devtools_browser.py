@@ -204,7 +204,9 @@ def edit_and_resend_sends_the_changed_parameters_as_the_bot(tools: Devtools) -> 
     shown(browser, f"{row} .call-editor-outcome:not([hidden])", SLOW_DEADLINE)
     resent = operator(server, "getBotCalls", bot_id=tools.bot_id, limit=1)["calls"][0]
     assert resent["call_id"] > original and resent["params"]["text"] == hostile
-    shown(browser, f"#feed li.call[data-call-id='{resent['call_id']}']", SLOW_DEADLINE)
+    mark, _ = shown(browser, f"#feed li.call[data-call-id='{resent['call_id']}'] .resent-pill",
+                    SLOW_DEADLINE)
+    assert mark.text == f"re-send of call {original}"   # marked as Re-send's calls are
     texts = [m.get("text") for m in operator(server, "userGetChat", user_id=tools.user_id,
                                              bot_id=tools.bot_id)["messages"]]
     assert texts[-1] == hostile

@@ -26,6 +26,9 @@ def test_changed_parameters_go_instead_of_the_kept_ones(operator, bot, chat):
     assert again["result"]["text"] == "second try \"quoted\" <b>"
     newest = calls_of(operator, bot, method="sendMessage")[0]
     assert newest["request_id"] == again["request_id"] and newest["params"] == edited
+    # Marked as a re-send of the call edited, as a plain re-send is.
+    detailed = calls_of(operator, bot, method="sendMessage", detail=True)[0]
+    assert detailed["resent_from"] == record["call_id"]
     texts = [m.get("text") for m in operator("userGetChat", user_id=chat.user_id,
                                              bot_id=bot.id)["messages"]]
     assert texts[-2:] == ["first try", "second try \"quoted\" <b>"]

@@ -31,6 +31,9 @@ import sqlite3
 import time as _time
 
 MAX_ADVANCE_SECONDS = 365 * 24 * 3600
+# The newest moves of the clock kept (clock_moves): what a view needs to
+# mark the records dated after each.
+MOVES_KEPT = 100
 
 # The machine's wall clock. Tests substitute it to freeze or move time for the
 # whole service (service time and leases alike).
@@ -82,8 +85,22 @@ def advance(conn: sqlite3.Connection, seconds: int) -> int:
     transaction; remembered here once the transaction commits."""
     value = conn.execute("UPDATE platform SET clock_offset = clock_offset + ? WHERE id = 1"
                          " RETURNING clock_offset", (seconds,)).fetchone()[0]
+    # Remembered for the views that mark what was dated after a move.
+    conn.execute("INSERT INTO clock_moves (moved_at, clock_offset) VALUES (?, ?)",
+                 (int(machine_clock()) + value, value))
+    conn.execute("DELETE FROM clock_moves WHERE rowid <= (SELECT MAX(rowid) FROM clock_moves)"
+                 " - ?", (MOVES_KEPT,))
     conn.after_commit(lambda: remember_offset(value))
     return value
+
+
+def moves(conn: sqlite3.Connection) -> list[dict]:
+    """The clock's kept moves, oldest first: ``[{moved_at, offset}]``. A
+    record dated at or after a move's ``moved_at`` (and before the next's)
+    was dated with its ``offset``; one dated before the first, with none."""
+    rows = conn.execute("SELECT moved_at, clock_offset FROM clock_moves ORDER BY rowid"
+                        " DESC LIMIT ?", (MOVES_KEPT,)).fetchall()
+    return [{"moved_at": row[0], "offset": row[1]} for row in reversed(rows)]
 
 
 def set_offset(conn: sqlite3.Connection, value: int) -> None:

@@ -60,7 +60,8 @@ def test_the_first_view_is_the_newest_page_with_its_lines(person, world, operato
     bot, user_id, chat_id = world
     [start] = bot.ok("getUpdates")
     view = state(person, user_id, bot.id)
-    assert set(view) == {"version", "now", "changed", "full", "membership", "chat", "events"}
+    assert set(view) == {"version", "now", "changed", "full", "membership", "chat", "events",
+                         "click_answers"}
     assert (view["changed"], view["full"], view["membership"]) == (True, True, "active")
     assert view["chat"] == operator("userGetChat", user_id=user_id, bot_id=bot.id, limit=50)
     [line] = view["events"]
@@ -142,7 +143,7 @@ def test_older_pages(person, world):
     older = get(person, f"/sandbox/chats/{user_id}/{bot.id}/history",
                 before_message_id=newest["messages"][0]["message_id"])
     assert set(older) == {"chat_id", "status", "messages", "callback_answers", "has_more",
-                          "events"}
+                          "events", "click_answers"}
     assert [m["message_id"] for m in older["messages"]] == list(range(1, 12))
     assert older["has_more"] is False and [e["kind"] for e in older["events"]] == ["start"]
     assert sent[0]["message_id"] == 2

@@ -56,7 +56,8 @@ def test_a_polling_bot(person, bot):
     person.ok("injectFault", bot_id=bot.id, method="getMe", error_code="RATE_LIMITED", count=3)
     seen = pulse(person, bot.id)
     assert set(seen) == {"bot", "calls", "older_cursor", "empty_polls", "last_poll_at", "recent_polls", "mode",
-                         "webhook", "deliveries", "failing_since", "faults", "clock"}
+                         "webhook", "deliveries", "failing_since", "faults", "clock",
+                         "clock_moves"}
     assert seen["bot"] == {"id": bot.id, "username": "pulse_bot", "display_name": "Pulse",
                            "disabled": False}
     assert (seen["mode"], seen["webhook"], seen["deliveries"], seen["failing_since"]) == (

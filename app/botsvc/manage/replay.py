@@ -8,7 +8,9 @@
   so it meets the same checks, faults, rate limits, handler and call log as
   the bot's own call. It goes as the bot sent it: JSON, or a form when its
   values were a form's text (the record keeps them as text); with no
-  Idempotency-Key (with one, the answer would only be replayed).
+  Idempotency-Key (with one, the answer would only be replayed). With
+  ``params`` (Edit and resend), those parameters go instead of the kept
+  ones, as JSON, once the method's own schema takes them.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import json
 import re
 
 from flask import current_app, has_request_context, request
+from marshmallow import fields
 from werkzeug.test import Client
 
 from botsvc import clock
@@ -50,6 +53,11 @@ class RedeliverUpdateSchema(BotIdSchema):
 
 class ResendCallSchema(BotIdSchema):
     call_id = Int(min=1, required=True)
+    # Edit and resend: the parameters to send instead of the kept ones, whole
+    # (not merged), judged by the method's own schema before anything is sent.
+    params = fields.Dict(error_messages={"invalid": "must be an object"}, metadata={
+        "description": "the parameters to send instead of the kept ones (Edit and resend): "
+                       "the whole object, as JSON, judged by the call's method's own schema"})
 
 
 @operator_method("redeliverUpdate", RedeliverUpdateSchema(), result=results.UpdateReplay,
@@ -72,9 +80,12 @@ def resend_call(conn, p):
     if method is None:
         raise invalid("call_id", f"Call {call_id} named no method ({record['method']}):"
                                  " there is nothing to send again", reason=Reason.UNKNOWN_METHOD)
-    params = _replayable_params(record, method)
-    answer, body = _send(bot_id, call_id, record["method"], params,
-                         _as_form(method, params, record))
+    if "params" in p:
+        params, as_form = _edited_params(record, method, p["params"]), False
+    else:
+        params = _replayable_params(record, method)
+        as_form = _as_form(method, params, record)
+    answer, body = _send(bot_id, call_id, record["method"], params, as_form)
     secret = _token_secret_in(conn, bot_id, body)
     if secret is not None:
         _keep_token_out(conn, bot_id, answer, secret)
@@ -99,6 +110,26 @@ def _replayable_params(record: dict, method) -> dict:
         raise invalid("call_id", f"Call {call_id} cannot be sent again: a value held the"
                                  " bot's token, which the call log does not keep",
                       reason=Reason.PARAMS_NOT_KEPT)
+    return params
+
+
+def _edited_params(record: dict, method, params: dict) -> dict:
+    """Edit and resend: the parameters given in place of the kept ones, once
+    the method's own schema takes them as JSON (what the /v2 door would
+    refuse is refused here, naming the field under ``params``, and nothing is
+    sent). A value still holding the token's mark is refused: the service
+    does not know the token to put back."""
+    try:
+        validate_request(method, RequestBody(params))
+    except ApiError as refused:
+        inner = refused.parameters.get("path") or refused.parameters.get("field") or ""
+        raise invalid("params", f"The edited parameters are not a valid {record['method']}:"
+                                f" {refused.description}",
+                      path=f"params.{inner}" if inner else "params") from None
+    if _holds_token_mark(params):
+        raise invalid("params", f"A value holds {TOKEN_MARK}, the mark of the bot's token,"
+                                " which the service does not keep: write the value itself",
+                      path="params")
     return params
 
 

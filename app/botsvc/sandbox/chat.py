@@ -9,6 +9,8 @@
   the service clock's ``now``, which times an unanswered click.
 - ``GET chats/<user>/<bot>/history?before_message_id=N``: an older page
   (userGetChat's paging) with its journal lines.
+  Both whole views carry ``click_answers``: the answers to the clicks of
+  their journal lines, a deleted card's too.
 - ``GET chats/<user>/<bot>/inspect?message_id=N`` (or ``event_id=N``): what
   the inspector shows of a message: the update its sending or its clicks
   queued for the bot, the answers, and the bot's calls that sent or changed it.
@@ -91,9 +93,10 @@ def chat_state(user_id: int, bot_id: int) -> Response:
     position = chat_changes.position(conn, chat)
     view = calls.run("userGetChat", {"user_id": user_id, "bot_id": bot_id,
                                      "limit": PAGE_SIZE})
+    events = _page_events(conn, chat, view, None)
     return json_ok({"version": position.text(), "now": now, "changed": True, "full": True,
-                    "membership": membership(chat), "chat": view,
-                    "events": _page_events(conn, chat, view, None)})
+                    "membership": membership(chat), "chat": view, "events": events,
+                    "click_answers": _click_answers(conn, chat, events)})
 
 
 def _page_events(conn, chat, page: dict, before: int | None) -> list[dict]:
@@ -114,7 +117,20 @@ def chat_history(user_id: int, bot_id: int) -> Response:
     page = calls.run("userGetChat", {"user_id": user_id, "bot_id": bot_id,
                                      "limit": PAGE_SIZE, "before_message_id": before})
     chat = _chat(user_id, bot_id)
-    return json_ok({**page, "events": _page_events(get_db(), chat, page, before)})
+    events = _page_events(get_db(), chat, page, before)
+    return json_ok({**page, "events": events,
+                    "click_answers": _click_answers(get_db(), chat, events)})
+
+
+def _click_answers(conn, chat, events: list[dict]) -> list[dict]:
+    """The bot's answers to the clicks among ``events``, found by the message
+    clicked even once it is deleted (the page's own answers are only those
+    of the messages it shows): an answered click never reads "The bot did
+    not respond" because its card is gone."""
+    clicked = sorted({e["message_id"] for e in events if e["kind"] == "click" and "message_id" in e})
+    wanted = {e["callback_query_id"] for e in events if e["kind"] == "click"}
+    return [a for a in callbacks.answers_seen(conn, chat, clicked)
+            if a["callback_query_id"] in wanted]
 
 
 @bp.route("/chats/<int:user_id>/<int:bot_id>/inspect")

@@ -13,17 +13,27 @@ alive and what it did. ``GET bots/<bot>/pulse`` answers, for the bot:
   the last 10 s (the page adds the empty polls it sees counted meanwhile:
   the polling rate);
 - ``mode`` (``webhook`` or ``polling``), ``webhook`` (getWebhookInfo's
-  fields: url, pending_update_count, the last error and success), the
+  fields: url (a token and the query's values redacted), pending_update_count, the last error and success), the
   newest webhook delivery attempts (getWebhookDeliveries) and
   ``failing_since``: the first of the failed attempts since the last one
   that succeeded (null while the last attempt succeeded);
 - ``faults``: the faults armed for it, when the testing tools are on;
-- ``clock``: the service's clock (getClock).
+- ``clock``: the service's clock (getClock), and ``clock_moves``: when it
+  moved ahead and its offset from then on (a row dated after a move is marked
+  with that move's offset, one dated before none).
+
+``GET bots/<bot>/calls.json`` (Save the list) answers, as a file to
+download, every kept call of the bot that the same filters select, as
+getBotCalls gives them (with ``detail`` where it has it), newest first.
 
 Everything through the operator methods and the domain functions the API
 and the CLI use. Asked every second by the page: the access line is at DEBUG.
 """
 from __future__ import annotations
+
+import re
+import time
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Response, request
 
@@ -31,6 +41,7 @@ from botsvc import clock, logs
 from botsvc.db import get_db
 from botsvc.domain import bots, faults, webhooks
 from botsvc.errors import invalid
+from botsvc.jsontext import dumps
 from botsvc.sandbox import bp, calls, json_ok, settings
 
 CALLS_SHOWN = 50
@@ -57,6 +68,27 @@ def failing_since(deliveries: list[dict]) -> int | None:
             break
         since = attempt["started_at"]
     return since
+
+
+# A bot token anywhere in the URL (a bot that keys its webhook by its own
+# token), and each value of its query string (a key, a signature): what the
+# pulse shows of the URL, never those. The marks are the call log's and the
+# delivery records'.
+_TOKEN_SHAPED = re.compile(r"[0-9]{1,18}:[A-Za-z0-9_-]{43}")
+TOKEN_MARK, VALUE_MARK = "[token]", "[redacted]"
+
+
+def shown_webhook_url(url: str) -> str:
+    """The webhook URL as the page shows it: a token in it replaced by
+    ``[token]``, each query value (and a fragment) by ``[redacted]``, the
+    names kept so a developer still sees which parameters it carries."""
+    if not url:
+        return url
+    parts = urlsplit(_TOKEN_SHAPED.sub(TOKEN_MARK, url))
+    query = "&".join(f"{pair.split('=', 1)[0]}={VALUE_MARK}" if "=" in pair else VALUE_MARK
+                     for pair in parts.query.split("&") if pair)
+    return urlunsplit(parts._replace(query=query,
+                                     fragment=VALUE_MARK if parts.fragment else ""))
 
 
 def _succeeded(attempt: dict) -> bool:
@@ -147,9 +179,44 @@ def bot_pulse(bot_id: int) -> Response:
         # is counted in whole seconds too, or a call could leave it early.
         "recent_polls": sum(1 for c in polls if c["date"] >= int(now) - RATE_WINDOW_S),
         "mode": "webhook" if info["url"] else "polling",
-        "webhook": info,
+        "webhook": {**info, "url": shown_webhook_url(info["url"])},
         "deliveries": deliveries,
         "failing_since": failing_since(deliveries),
         "faults": faults.armed(conn, bot_id) if settings().test_tools else None,
         "clock": calls.run("getClock", {}),
+        # Which rows were dated after the clock moved ahead, and by how far.
+        "clock_moves": clock.moves(conn),
     })
+
+
+# Save the list: getBotCalls' pages read to the end (the log keeps 1,000
+# calls a bot: ten pages; one more finds the end).
+SAVED_PAGES_MAX = 11
+_FILE_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@bp.route("/bots/<int:bot_id>/calls.json")
+def saved_calls(bot_id: int) -> Response:
+    """The filtered call records as a file, the way a browser's Network panel
+    saves a HAR: ``{bot, saved_at, getBotCalls, calls}``, where
+    ``getBotCalls`` holds the parameters they were read with (its filters)
+    and ``calls`` every kept record they select, exactly as getBotCalls
+    gives them, newest first."""
+    bot = bots.require_bot(get_db(), bot_id)
+    asked = {"bot_id": bot_id, **_call_filters()}
+    records: list[dict] = []
+    cursor = None
+    for _ in range(SAVED_PAGES_MAX):
+        page = calls.run("getBotCalls", {**asked, "limit": CALLS_PAGE,
+                                         **({"cursor": cursor} if cursor else {})})
+        records += page["calls"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    now = clock.now()
+    saved = {"bot": {"id": bot["id"], "username": bot["username"]}, "saved_at": now,
+             "getBotCalls": asked, "calls": records}
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    name = f"botsvc-calls-{_FILE_NAME_UNSAFE.sub('_', bot['username'])}-{stamp}.json"
+    return Response(dumps(saved), mimetype="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})

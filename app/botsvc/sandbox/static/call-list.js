@@ -2,7 +2,8 @@
 // newest first (the pulse reads back to the newest held, so a burst leaves
 // no gap), older ones page by page through getBotCalls (its cursor);
 // getBotCalls' own filters (method, failures, and chat, time and text where
-// it declares them); Pause (new calls held, shown on resume) and Clear view
+// it declares them); Save the list (a file of every kept call the filters
+// select, as getBotCalls gives them); Pause (new calls held, shown on resume) and Clear view
 // (the list, never the log). Marks on a row: injected by the testing tools,
 // cut (too large to keep whole), and the service clock running ahead. The
 // pulse (pulse.js) asks and hands each answer here (take).
@@ -16,7 +17,7 @@ const CallList = (() => {
   const botId = Number(root.dataset.botId);
   // Rows the list holds at most (the log keeps 1,000 a bot; older pages add).
   const KEPT = 3000;
-  let newestCall = 0, offset = 0, filters = "", olderCursor = null, paused = false;
+  let newestCall = 0, moves = [], filters = "", olderCursor = null, paused = false;
   let held = [];        // calls come while paused, newest first: shown on resume
   let changed = () => {};   // the pulse asks again when the filters change
   const declared = new Set(($("feed-filters").dataset.filters || "").split(" ").filter(Boolean));
@@ -27,6 +28,7 @@ const CallList = (() => {
 
   function callItem(call) {
     const item = el("li", `call ${call.ok ? "ok" : "failed"}`);
+    item.callRecord = call;   // the record as getBotCalls gave it (Edit and resend reads it)
     item.dataset.callId = call.call_id;
     item.dataset.method = call.method;
     // The updates a poll returned (replay.js marks the replays among them).
@@ -44,17 +46,18 @@ const CallList = (() => {
     if (call.replayed) head.append(el("span", "pill", "replayed"));
     // resendCall's: the testing tools sent it again, not the bot (as a replayed update is marked).
     if (call.resent_from !== undefined) head.append(el("span", "pill replay-pill resent-pill", `re-send of call ${call.resent_from}`));
-    if (call.injected && typeof Inspector !== "undefined") head.append(Inspector.injectedPill(call.injected));
-    else if (call.injected) head.append(el("span", "pill warn injected", "injected"));
+    if (call.injected) head.append(Sandbox.injectedPill(call.injected));
     if (call.params_preview || (call.cut_fields || []).length) {
       const cut = el("span", "pill cut", "cut");
       cut.title = `Too large to keep whole: ${(call.cut_fields || []).join(", ") || "its parameters"} kept as a preview`;
       head.append(cut);
     }
-    // After advanceClock the service's dates run ahead of the wall clock: say so.
-    if (offset > 0) {
-      const ahead = el("span", "pill clock-ahead", `clock +${span(offset)}`);
-      ahead.title = "The service clock runs this far ahead of the machine's (advanceClock): this time is the service's";
+    // Dated after advanceClock, the service's date runs ahead of the wall
+    // clock: say so, by the offset it was dated with (not the clock's now).
+    const datedAhead = offsetAt(call.date);
+    if (datedAhead > 0) {
+      const ahead = el("span", "pill clock-ahead", `clock +${span(datedAhead)}`);
+      ahead.title = "Dated when the service clock ran this far ahead of the machine's (advanceClock): this time is the service's";
       head.append(ahead);
       time.classList.add("ahead");
     }
@@ -67,6 +70,14 @@ const CallList = (() => {
       item.append(JsonView.render(call));
     });
     return item;
+  }
+
+  // The offset a record dated ``date`` was dated with: the newest move of
+  // the service clock at or before it (none before the first).
+  function offsetAt(date) {
+    let at = 0;
+    for (const move of moves) if (move.moved_at <= date) at = move.offset;
+    return at;
   }
 
   const span = (seconds) => (seconds < 3600 ? `${Math.round(seconds / 60)} min`
@@ -169,6 +180,8 @@ const CallList = (() => {
     if (unixOf($("feed-since"))) params.set("since", unixOf($("feed-since")));
     if (unixOf($("feed-until"))) params.set("until", unixOf($("feed-until")));
     filters = params.toString();
+    // Save the list: the same filters, every kept call they select.
+    $("feed-save").href = filters ? `${$("feed-save").dataset.saveUrl}?${filters}` : $("feed-save").dataset.saveUrl;
     newestCall = 0;
     olderCursor = null;
     held = [];
@@ -182,7 +195,7 @@ const CallList = (() => {
 
   // An answer of the pulse for the filters it was asked with.
   function take(pulse) {
-    offset = pulse.clock.offset || 0;
+    moves = pulse.clock_moves || [];
     $("feed-error").hidden = true;
     if (pulse.older_cursor !== undefined && newestCall === 0) {
       olderCursor = pulse.older_cursor;

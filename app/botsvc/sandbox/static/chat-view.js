@@ -60,7 +60,8 @@ const ChatView = (() => {
     row.dataset.messageId = m.message_id;
     row.dataset.inspect = `message:${m.message_id}`;
     const column = el("div", "column");
-    const box = el("div", `bubble type-${m.type}${m.media && !m.caption ? " bare" : ""}`);
+    const box = el("div", `bubble type-${m.type}${m.media && !m.caption ? " bare" : ""}`
+      + `${group.length === 1 && smallMedia(m.media) ? " small-media" : ""}`);
     if (m.reply_to_message_id) box.append(quote(m.reply_to_message_id));
     if (group.length > 1) box.append(album(group));
     else if (m.media) box.append(mediaView(m));
@@ -159,6 +160,12 @@ const ChatView = (() => {
     });
     return box;
   }
+
+  // A picture too small to carry the time stamp over it (it would hide the
+  // picture): the stamp goes below it instead.
+  const SMALL_MEDIA = {width: 160, height: 72};
+  const smallMedia = (media) => !!media && media.width > 0 && media.height > 0
+    && (media.width < SMALL_MEDIA.width || media.height < SMALL_MEDIA.height);
 
   function metaLine(group) {
     const meta = el("span", "meta");

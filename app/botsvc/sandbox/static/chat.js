@@ -102,6 +102,7 @@
     for (const m of chat ? chat.messages : []) byId.set(m.message_id, m);
     for (const e of state.events) events.set(e.event_id, e);
     for (const a of chat ? chat.callback_answers : []) answers.set(a.callback_query_id, a);
+    for (const a of state.click_answers || []) answers.set(a.callback_query_id, a);   // a deleted card's too
     redraw(true);
   }
 
@@ -219,7 +220,7 @@
       const height = scroller.scrollHeight, top = scroller.scrollTop;
       for (const m of page.messages) if (!byId.has(m.message_id)) byId.set(m.message_id, m);
       for (const e of page.events) events.set(e.event_id, e);
-      for (const a of page.callback_answers) answers.set(a.callback_query_id, a);
+      for (const a of [...page.callback_answers, ...page.click_answers]) answers.set(a.callback_query_id, a);
       hasMore = page.has_more;
       draw();
       $("history-note").hidden = !hasMore;

@@ -140,8 +140,30 @@ const Sandbox = (() => {
     return reason ? `${error.message} (${reason})` : error.message;
   }
 
+  // Toasts show just below the lowest of the page's headers in view (the
+  // top bar, the banner, the chat's header with its buttons, the bot's
+  // header): never over a button, never over the chat's newest line. The box
+  // moves into that header (no style is set from a script: the CSP's).
+  const HEADERS = ".topbar, #health, .chat-head, .bot-page > .panel:first-child";
+  function anchorToasts(box) {
+    let anchor = null, bottom = 0;
+    for (const head of document.querySelectorAll(HEADERS)) {
+      const edge = head.getBoundingClientRect().bottom;
+      if (!head.hidden && edge > bottom && edge < window.innerHeight / 2) { anchor = head; bottom = edge; }
+    }
+    if (!anchor) {
+      box.classList.remove("anchored");
+      if (box.parentElement !== document.body) document.body.append(box);
+      return;
+    }
+    if (getComputedStyle(anchor).position === "static") anchor.classList.add("toast-anchor");
+    box.classList.add("anchored");
+    if (box.parentElement !== anchor) anchor.append(box);
+  }
+
   function toast(text, kind = "info") {
     const box = document.getElementById("toasts");
+    anchorToasts(box);
     const item = document.createElement("div");
     item.className = `toast ${kind}`;
     item.textContent = text;
@@ -216,6 +238,16 @@ const Sandbox = (() => {
     }
   }
 
+  // A fault the testing tools injected, as every list and the inspector say
+  // it: a real failure or delay it was not ("injected: RATE_LIMITED, held 700 ms").
+  function injectedPill(injected) {
+    const what = [injected.error_code, injected.delay_ms ? `held ${injected.delay_ms} ms` : null]
+      .filter(Boolean).join(", ");
+    const pill = el("span", "pill warn injected", what ? `injected: ${what}` : "injected");
+    pill.title = "Armed by injectFault (the testing tools), not the bot's doing";
+    return pill;
+  }
+
   function formValues(form) {
     const params = {};
     for (const [name, value] of new FormData(form)) {
@@ -287,5 +319,5 @@ const Sandbox = (() => {
 
   document.addEventListener("DOMContentLoaded", wire);
   return {api, getJSON, post, describe, toast, dialog, copy, localTimes, signedOut, el,
-    setServiceNow, serviceNow, clockAhead, health, titleMark};
+    setServiceNow, serviceNow, clockAhead, health, titleMark, injectedPill};
 })();

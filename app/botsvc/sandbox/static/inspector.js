@@ -115,7 +115,7 @@ const Inspector = (() => {
       call.ok ? "" : ` \u00b7 ${call.error_code}`, ` \u00b7 ${Math.round(call.duration_ms)} ms`,
       call.replayed ? " \u00b7 replayed (Idempotency-Key)" : "");
     if (call.resent_from !== undefined) head.append(" \u00b7 ", el("span", "pill replay-pill resent-pill", `re-send of call ${call.resent_from}`));
-    if (call.injected) head.append(" \u00b7 ", injectedPill(call.injected));
+    if (call.injected) head.append(" \u00b7 ", Sandbox.injectedPill(call.injected));
     const body = {};
     for (const key of ["params", "params_preview", "cut_fields", "result", "result_whole", "truncated",
       "description", "error_parameters", "injected", "resent_from", "idempotency_key", "request_id",
@@ -123,15 +123,6 @@ const Inspector = (() => {
       if (call[key] !== undefined) body[key] = call[key];
     }
     return [head, json(body, "call")];
-  }
-
-  // A fault the testing tools injected: a real failure or delay it was not.
-  function injectedPill(injected) {
-    const what = [injected.error_code, injected.delay_ms ? `held ${injected.delay_ms} ms` : null]
-      .filter(Boolean).join(", ");
-    const pill = el("span", "pill warn injected", what ? `injected: ${what}` : "injected");
-    pill.title = "Armed by injectFault (the testing tools), not the bot's doing";
-    return pill;
   }
 
   // -- what a selection shows ----------------------------------------------------
@@ -268,5 +259,5 @@ const Inspector = (() => {
     if (current) show(current);
   }
 
-  return {use, show, refresh, clear, curl, injectedPill};
+  return {use, show, refresh, clear, curl};
 })();

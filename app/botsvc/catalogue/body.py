@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from flask import Request, current_app
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from botsvc import owner
+from botsvc import owner, write_guard
 from botsvc.catalogue.validation import Str, UploadedFile
 from botsvc.config import JSON_BODY_LIMIT
 from botsvc.connection.body import FORM_TYPES, too_large
@@ -68,9 +68,14 @@ def is_form_request(request: Request) -> bool:
 
 
 def parse_body(request: Request, upload_limit: int) -> RequestBody:
-    if is_form_request(request):
-        return _parse_form(request, upload_limit)
-    return _parse_json(request)
+    body = _parse_form(request, upload_limit) if is_form_request(request) else _parse_json(request)
+    # The body is done with, read or not: Werkzeug reads nothing of a form it
+    # cannot parse (a multipart type with no boundary gives an empty form), so
+    # the stream's first read never comes, and the write guard would refuse
+    # the call's own writes (a 500). Nothing reads this body again, so the
+    # request can no longer be parked.
+    write_guard.lift()
+    return body
 
 
 def _parse_json(request: Request) -> RequestBody:

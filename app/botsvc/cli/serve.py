@@ -23,9 +23,10 @@ from botsvc.media import (
     build_test_signature_db,
     check_dependencies,
     needs_offline_database,
+    probe_tools,
 )
+from botsvc.media.deps import OK as MEDIA_OK
 from botsvc.media.signatures import SYSTEM_DATABASE
-from botsvc.routes import health
 
 # gunicorn's settings and each worker's app, both found in the installed
 # package (no path into a checkout): ``python:`` loads a config module by name.
@@ -83,10 +84,10 @@ def media_tools(settings: Settings) -> tuple[bool, str | ApiError | None]:
             raise
     else:
         return True, None
-    state = health.check_media(settings, media)
+    state = probe_tools(media)
     full = (f"the disk under the data dir is full ({disk.free_bytes(settings.data_dir)} "
             "bytes free): uploads answer 503 STORAGE_FULL until space is freed")
-    if state != health.OK:
+    if state != MEDIA_OK:
         return False, f"botsvc: media tools: {state}; and {full}"
     return True, f"media tools and scanner: OK as /readyz checks them (no sample scan: {full})"
 

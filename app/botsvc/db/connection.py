@@ -10,8 +10,6 @@ import os
 import sqlite3
 import threading
 
-from flask import current_app, g
-
 BUSY_TIMEOUT_MS = 15000
 
 
@@ -123,20 +121,6 @@ def thread_connection(path: str) -> Connection:
         conn = _thread.conn = connect(path)
         _thread.path = path
     return conn
-
-
-def get_db() -> Connection:
-    """The request's connection (this thread's)."""
-    if "db" not in g:
-        g.db = thread_connection(current_app.config["SETTINGS"].db_path)
-    return g.db
-
-
-def release_db(_exc=None) -> None:
-    """Teardown: leave the thread's connection idle, with no transaction open."""
-    conn = g.pop("db", None)
-    if conn is not None and conn.in_transaction:
-        conn.execute("ROLLBACK")
 
 
 def checkpoint_passive(conn: sqlite3.Connection) -> None:

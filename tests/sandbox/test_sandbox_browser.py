@@ -28,7 +28,7 @@ import pytest
 import requests
 from PIL import Image, ImageDraw
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -112,8 +112,11 @@ def operator(server, method: str, /, **params):
 
 
 def wait_for(driver, condition, seconds: float, what: str):
+    # A stale element is a list re-rendered between finding its rows and
+    # reading them (the call list, the feed): the condition is asked again.
     started = time.monotonic()
-    WebDriverWait(driver, seconds, poll_frequency=0.05).until(
+    WebDriverWait(driver, seconds, poll_frequency=0.05,
+                  ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: condition(d), message=f"{what} not within {seconds} s")
     return time.monotonic() - started
 

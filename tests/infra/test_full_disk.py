@@ -22,7 +22,10 @@ from botsvc.testkit.server import LocalServer
 from tests.support.cli import botsvc
 from tests.support.small_disk import fill, small_tmpfs
 
-pytestmark = pytest.mark.server
+# Alone: each test fills a small disk to a margin of bytes and reads the
+# server's checks against it; two at a time, /readyz once read the disk as
+# "ok" mid-test and the module's later tests met the disk still full.
+pytestmark = [pytest.mark.server, pytest.mark.alone]
 
 DEFAULT_RATES = {"BOTSVC_RATE_API_PER_SEC": "60", "BOTSVC_RATE_SENDS_PER_SEC": "20",
                  "BOTSVC_RATE_UPLOADS_PER_MIN": "10", "BOTSVC_RATE_BROADCASTS_PER_MIN": "10"}

@@ -17,8 +17,7 @@ import pytest
 import yaml
 
 from botsvc.devkit.paths import REPO
-from botsvc.testkit.bot_process import BotProcess
-from botsvc.testkit.harness import Botsvc
+from tests.support.welcome_chat import export_welcome_chat
 
 HERE = Path(__file__).parent
 PAGE = (REPO / "docs" / "any-language.md").read_text(encoding="utf-8")
@@ -102,23 +101,8 @@ def exported_for_node(tmp_path_factory) -> tuple[str, object]:
     from botsvc.devkit.servers import running_server
 
     with running_server(tmp_path_factory.mktemp("node"), BOTSVC_TEST_TOOLS=1) as server:
-        botsvc = Botsvc(server.base_url, server.admin_token)
-        bot = botsvc.new_bot("welcome_bot")
-        node = BotProcess(["node", str(HERE / "bot.js")], base_url=bot.base_url,
-                          token=bot.token, output_path=tmp_path_factory.mktemp("o") / "log")
-        node.start()
-        try:
-            user = botsvc.new_user(bot)
-            user.start()
-            welcome = user.wait_for_message("Welcome")
-            user.say("hello")
-            user.wait_for_message("You said: hello")
-            user.click(welcome, "yes")
-            botsvc.wait_for_call(bot, "answerCallbackQuery")
-        finally:
-            node.stop()
-        module = botsvc.operator.call("exportChat", user_id=user.user_id, bot_id=bot.id)
-        yield module["content"], server
+        yield export_welcome_chat(server, ["node", str(HERE / "bot.js")],
+                                  tmp_path_factory.mktemp("o") / "log"), server
 
 
 @pytest.mark.server

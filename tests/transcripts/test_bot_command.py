@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from botsvc.devkit.servers import running_server
-from botsvc.testkit.bot_process import BotProcess
-from botsvc.testkit.harness import Botsvc
+from tests.support.welcome_chat import export_welcome_chat
 
 pytestmark = pytest.mark.server
 BOT = Path(__file__).parent / "process_bot.py"
@@ -27,21 +26,8 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def exported(server, tmp_path_factory) -> str:
     """A real conversation with the process bot, exported as a pytest module."""
-    botsvc = Botsvc(server.base_url, server.admin_token)
-    bot = botsvc.new_bot("welcome_bot")
-    process = BotProcess([sys.executable, str(BOT)], base_url=bot.base_url, token=bot.token,
-                         output_path=tmp_path_factory.mktemp("out") / "bot.log").start()
-    try:
-        user = botsvc.new_user(bot)
-        user.start()
-        welcome = user.wait_for_message("Welcome")
-        user.say("hello")
-        user.wait_for_message("You said: hello")
-        user.click(welcome, "yes")
-        botsvc.wait_for_call(bot, "answerCallbackQuery")
-    finally:
-        process.stop()
-    return botsvc.operator.call("exportChat", user_id=user.user_id, bot_id=bot.id)["content"]
+    return export_welcome_chat(server, [sys.executable, str(BOT)],
+                               tmp_path_factory.mktemp("out") / "bot.log")
 
 
 def run_exported(pytester, server, exported, command: str):

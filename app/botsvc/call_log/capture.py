@@ -110,8 +110,9 @@ def _write_in_call(facts: CallFacts, logged: _Logged, conn: sqlite3.Connection) 
         made, poll = _make(facts, status, body.encode(),
                            lambda: failure_in(body) or {}, headers.get(REPLAY_HEADER) == "true")
         polls = {poll[0]: (1 if poll[2] else 0, poll[1])} if poll is not None else {}
+        records = [made] if made is not None else []
         with transaction(conn):   # a savepoint: a record that fails undoes only itself
-            call_records.write(conn, [made] if made is not None else [], polls)
+            call_records.write(conn, records, polls, logged.writer.trims_due(records))
     except (ApiError, sqlite3.Error):
         return
     except Exception:   # noqa: BLE001 - a record is never worth a failed call

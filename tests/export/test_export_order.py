@@ -71,3 +71,29 @@ def test_an_answer_called_before_the_next_poll_answered_follows_its_click(
             for s in exported["steps"]] == [
         ("start", [("message", "Pick")]), ("click", [("answer", "Saved")]),
         ("say", [("message", "Got next")])]
+
+
+def test_rows_from_before_the_stamps_are_placed_by_the_rules_of_before(
+        bot, operator, new_user, db):
+    """Records and journal entries from before migration 0018 keep no
+    stamps: a bot's polls are then read in the log's order, as before."""
+    user = new_user()
+    chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
+    offset = bot.ok("getUpdates")[-1]["update_id"] + 1
+    card = bot.ok("sendMessage", chat_id=chat_id, text="Pick", reply_markup=KEYBOARD)
+    query = operator("userClickButton", user_id=user, bot_id=bot.id,
+                     message_id=card["message_id"], callback_data="yes")["callback_query_id"]
+    offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
+    bot.ok("editMessageText", chat_id=chat_id, message_id=card["message_id"], text="Yes")
+    bot.ok("answerCallbackQuery", callback_query_id=query, text="Saved")
+    operator("userSendMessage", user_id=user, bot_id=bot.id, text="next")
+    bot.ok("getUpdates", offset=offset)
+    bot.ok("sendMessage", chat_id=chat_id, text="Got next")
+    stamped = operator("exportChat", user_id=user, bot_id=bot.id, format="transcript")
+    db.execute("UPDATE bot_calls SET started_ns = NULL, answered_ns = NULL")
+    db.execute("UPDATE chat_events SET recorded_ns = NULL")
+    exported = operator("exportChat", user_id=user, bot_id=bot.id, format="transcript")
+    assert exported == stamped
+    assert [(s["user"]["action"], [r["reaction"] for r in s["bot"]])
+            for s in json.loads(exported["content"])["steps"]] == [
+        ("start", ["message"]), ("click", ["edit", "answer"]), ("say", ["message"])]

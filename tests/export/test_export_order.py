@@ -40,8 +40,14 @@ def written(operator, bot_id: int, count: int) -> list[dict]:
     return calls[::-1]
 
 
-def test_an_answer_called_before_the_next_poll_answered_follows_its_click(
-        bot, operator, new_user, db, clock):
+@pytest.mark.parametrize("reaction", ["answer", "edit", "message"])
+def test_a_reaction_called_before_the_next_poll_answered_follows_its_click(
+        bot, operator, new_user, db, clock, reaction):
+    """The bot answers the click (an answer, an edit of the card, a message)
+    on a thread of its own; the service holds that call while the user says
+    "next" and the bot's poll gets it. The reaction was called before: it
+    follows the click, though its record, its message_id and (for the edit,
+    the card's last) its chat version all came after "next"."""
     user = new_user()
     chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
     offset = bot.ok("getUpdates")[-1]["update_id"] + 1
@@ -49,27 +55,30 @@ def test_an_answer_called_before_the_next_poll_answered_follows_its_click(
     query = operator("userClickButton", user_id=user, bot_id=bot.id,
                      message_id=card["message_id"], callback_data="yes")["callback_query_id"]
     offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
-    operator("injectFault", bot_id=bot.id, method="answerCallbackQuery", delay_ms=HELD_MS)
-    with ThreadPoolExecutor(1) as pool:   # the bot answers the click on a thread of its own
-        answering = pool.submit(bot.ok, "answerCallbackQuery", callback_query_id=query,
-                                text="Saved")
+    method, params = {
+        "answer": ("answerCallbackQuery", {"callback_query_id": query, "text": "Saved"}),
+        "edit": ("editMessageText", {"chat_id": chat_id, "message_id": card["message_id"],
+                                     "text": "Saved"}),
+        "message": ("sendMessage", {"chat_id": chat_id, "text": "Saved"})}[reaction]
+    operator("injectFault", bot_id=bot.id, method=method, delay_ms=HELD_MS)
+    with ThreadPoolExecutor(1) as pool:
+        reacting = pool.submit(bot.ok, method, **params)
         wait_until_claimed(db, bot.id)
         operator("userSendMessage", user_id=user, bot_id=bot.id, text="next")
         assert [u["update_id"] for u in bot.ok("getUpdates", offset=offset)] == [offset]
-        assert not answering.done()   # the poll was answered while the call was held
-        assert answering.result() is True
+        assert not reacting.done()   # the poll was answered while the call was held
+        assert reacting.result()
     bot.ok("sendMessage", chat_id=chat_id, text="Got next")
     calls = written(operator, bot.id, 6)
     # The log's order is the order records were written: the held call's last.
-    assert [c["method"] for c in calls][-3:] == [
-        "getUpdates", "answerCallbackQuery", "sendMessage"]
+    assert [c["method"] for c in calls][-3:] == ["getUpdates", method, "sendMessage"]
     assert len({c["date"] for c in calls}) == 1
     exported = json.loads(operator("exportChat", user_id=user, bot_id=bot.id,
                                    format="transcript")["content"])
     assert exported["complete"] is True, exported["notes"]
     assert [(s["user"]["action"], [(r["reaction"], r.get("text")) for r in s["bot"]])
             for s in exported["steps"]] == [
-        ("start", [("message", "Pick")]), ("click", [("answer", "Saved")]),
+        ("start", [("message", "Pick")]), ("click", [(reaction, "Saved")]),
         ("say", [("message", "Got next")])]
 
 

@@ -7,7 +7,9 @@ Which step a reaction follows: a message the bot sent follows the newest
 action recorded before the message existed (the journal keeps the bot's
 newest message_id at each action); a message's last edit or deletion
 follows the newest action made before it (the chat's version at each action
-and at the change); any other reaction (an earlier edit of a message edited
+and at the change); either, when the bot called before that action was
+recorded (the call held, or slow to arrive whole, while the user went on),
+the newest action recorded before the call arrived; any other reaction (an earlier edit of a message edited
 again, an answer) follows the newest action whose update the bot had
 received when it called, never one before the bot's previous reaction, and
 an answer follows its click. All three are exact, whatever second each is
@@ -181,15 +183,27 @@ class Walk(StepWriter):
         if kind == "send" and isinstance(first, dict):
             # Exact: the message came after the actions recorded before it
             # existed and before the others (each action records the bot's
-            # newest message_id, which only grows along the journal).
-            number = bisect.bisect_left(self.afters, first["message_id"]) - 1
+            # newest message_id, which only grows along the journal); and
+            # before an action recorded while the call was on its way.
+            number = self._called_before(
+                call, bisect.bisect_left(self.afters, first["message_id"]) - 1)
         elif call["call_id"] in self.exact:   # exact too (a delivery's date is not)
-            number = self.exact[call["call_id"]]
+            number = self._called_before(call, self.exact[call["call_id"]])
         elif self.by_date:
             number = max(number, self._made_before(call))
         if number >= 0:   # before the first exported action: not part of the export
             steps[number]["bot"].append(call)
         return number
+
+    def _called_before(self, call: dict, number: int) -> int:
+        """``number`` (the step a change follows, by when it was made), or an
+        earlier step when the bot called before that step's action was
+        recorded (a call held, or slow to arrive whole, while the user went
+        on): it cannot answer an action that did not exist yet. Unchanged
+        without stamps."""
+        if not self.recorded or call.get("started_ns") is None:
+            return number
+        return min(number, bisect.bisect_left(self.recorded, call["started_ns"]) - 1)
 
     def _made_before(self, call: dict) -> int:
         """The newest action recorded before the call arrived: by their

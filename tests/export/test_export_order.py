@@ -84,7 +84,7 @@ def test_a_reaction_called_before_the_next_poll_answered_follows_its_click(
 
 def test_rows_from_before_the_stamps_are_placed_by_the_rules_of_before(
         bot, operator, new_user, db):
-    """Records and journal entries from before migration 0018 keep no
+    """Records and journal entries from before migration 0019 keep no
     stamps: a bot's polls are then read in the log's order, as before."""
     user = new_user()
     chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]

@@ -123,7 +123,7 @@ def _lead_in(conn: sqlite3.Connection, chat: sqlite3.Row, part: list[dict]) -> l
 def _event(row: sqlite3.Row) -> dict:
     """A journal entry as the sandbox shows it, with the chat version it made
     (None before migration 0016): where it stands among edits and deletions;
-    and when it was recorded (``recorded_ns``, None before 0018)."""
+    and when it was recorded (``recorded_ns``, None before 0019)."""
     return {**chat_events.render(row), "version": row["version"],
             "recorded_ns": row["recorded_ns"]}
 
@@ -167,7 +167,7 @@ def _calls(conn: sqlite3.Connection, bot_id: int, events: list[dict], call_log_o
 
 def _stamp(conn: sqlite3.Connection, bot_id: int, calls: list[dict]) -> None:
     """Each call with when it arrived and when its answer was made
-    (``started_ns``, ``answered_ns``: None before migration 0018), which no
+    (``started_ns``, ``answered_ns``: None before migration 0019), which no
     view of the log shows: read in the same range of the bot's index."""
     if not calls:
         return

@@ -26,7 +26,7 @@ apart: a call arriving between an answer made and the bot reading it (a bot
 calling from another thread just then) counts that answer's updates as had. With the webhook's delivery
 records gone, a reaction follows the newest action journaled before the call
 arrived (an action's stamp is taken in its transaction, before its update
-exists for the bot). Records from before migration 0018 have no stamps:
+exists for the bot). Records from before migration 0019 have no stamps:
 theirs are placed as before, getUpdates by the log's order, deliveries and
 the journal by their dates, to the second.
 
@@ -219,7 +219,7 @@ def _in_order(calls: list[dict]) -> list[dict]:
     them: a getUpdates at the moment its answer was made (the bot acts on
     its updates after), any other call at its arrival (``answered_ns``,
     ``started_ns``: one clock every worker reads). When one has no stamp
-    (before migration 0018), in the log's order, the order records were
+    (before migration 0019), in the log's order, the order records were
     written: that of the calls, unless two ran side by side."""
     keys = [c.get("answered_ns") if c["method"] == "getUpdates" else c.get("started_ns")
             for c in calls]

@@ -14,5 +14,5 @@ ALTER TABLE bot_calls ADD COLUMN answered_ns INTEGER;
 ALTER TABLE webhook_deliveries ADD COLUMN started_ns INTEGER;
 ALTER TABLE chat_events ADD COLUMN recorded_ns INTEGER;
 
-PRAGMA user_version = 18;
+PRAGMA user_version = 19;
 COMMIT;

@@ -48,7 +48,7 @@ _COUNT_POLL = (
 # half the cost of an insert, measured. So a record is bound as ints and
 # text only, under the statement of its shape.
 _COLUMNS = ("bot_id", "date", "method", "http_status", "duration_ms", "request_id",
-            "replayed", "truncated")
+            "replayed", "truncated", "started_ns", "answered_ns")
 _OPTIONAL = ("error_code", "description", "idempotency_key", "params", "result", "detail")
 
 
@@ -65,7 +65,7 @@ def _insert(conn: sqlite3.Connection, records: list[CallRecord]) -> None:
             shape, rows = present, []
         row = [record.bot_id, record.date, record.method, record.http_status,
                record.duration_ms, record.request_id, 1 if record.replayed else 0,
-               1 if record.truncated else 0]
+               1 if record.truncated else 0, record.started_ns, record.answered_ns]
         if present[0]:
             row.append(record.error_code)
         if present[1]:

@@ -84,6 +84,17 @@ def scanner_settings() -> dict:
     return {}
 
 
+@pytest.fixture
+def pytester(pytester, monkeypatch):
+    """Runs of the testing kit's plugin leave out the fuzzer's pytest plugins,
+    as setup.cfg does for the suite (a pytester run reads its own ini, not
+    ours). An in-process run gives back the modules it imported, so each one
+    imported hypothesis and schemathesis again: 2 s of a run of two tiny
+    tests, where the run of the plugin under test takes 0.2 s."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:schemathesis -p no:hypothesispytest")
+    return pytester
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _routes_and_templates_built_once():
     """The apps' URL rules and pages, parsed and compiled once per process

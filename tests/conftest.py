@@ -84,6 +84,17 @@ def scanner_settings() -> dict:
     return {}
 
 
+@pytest.fixture
+def pytester(pytester, monkeypatch):
+    """Runs of the testing kit's plugin leave out the fuzzer's pytest plugins,
+    as setup.cfg does for the suite (a pytester run reads its own ini, not
+    ours). An in-process run gives back the modules it imported, so each one
+    imported hypothesis and schemathesis again: 2 s of a run of two tiny
+    tests, where the run of the plugin under test takes 0.2 s."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:schemathesis -p no:hypothesispytest")
+    return pytester
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _routes_and_templates_built_once():
     """The apps' URL rules and pages, parsed and compiled once per process
@@ -126,19 +137,36 @@ def migrated_database(tmp_path_factory) -> Path:
     return path
 
 
+def _new_app(migrated_database: Path, **values):
+    """The app on ``data_dir`` (a copy of the migrated template unless it has
+    a database), with the suite's admin token and no rate limits."""
+    values = dict(admin_token=ADMIN_TOKEN, **NO_RATE_LIMITS) | values
+    database = Path(values["data_dir"]) / DATABASE_FILE
+    if not database.exists():
+        database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        shutil.copyfile(migrated_database, database)
+    app = create_app(Settings.from_env({}, **values))
+    app.test_client_class = ConformingClient   # every answer checked against the document
+    return app
+
+
 @pytest.fixture
 def make_app(tmp_path, scanner_settings, call_log_settings, migrated_database):
     def factory(**overrides):
-        values = dict(data_dir=str(tmp_path / "data"), admin_token=ADMIN_TOKEN,
-                      **NO_RATE_LIMITS, **scanner_settings, **call_log_settings)
-        values.update(overrides)
-        database = Path(values["data_dir"]) / DATABASE_FILE
-        if not database.exists():
-            database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            shutil.copyfile(migrated_database, database)
-        app = create_app(Settings.from_env({}, **values))
-        app.test_client_class = ConformingClient   # every answer checked against the document
-        return app
+        return _new_app(migrated_database, **{"data_dir": str(tmp_path / "data"),
+                                              **scanner_settings, **call_log_settings,
+                                              **overrides})
+    return factory
+
+
+@pytest.fixture(scope="module")
+def make_module_app(tmp_path_factory, migrated_database):
+    """``make_app`` for an app that a whole module only reads (each test
+    making its own app of the same settings was most of such a test's time):
+    the suite's defaults (the call log off, no scanner), its own data dir."""
+    def factory(**overrides):
+        return _new_app(migrated_database, **{"data_dir": str(tmp_path_factory.mktemp("app") / "data"),
+                                              "call_log": False, **overrides})
     return factory
 
 

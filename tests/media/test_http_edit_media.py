@@ -104,20 +104,22 @@ def test_edit_media_keeps_the_type_by_default(bot, chat, operator, upload, photo
 
 def test_edit_media_changes_the_type(bot, chat, upload, photo_message):
     ref = {"chat_id": chat.chat_id, "message_id": photo_message["message_id"]}
-    video = bot.ok("editMessageMedia", **ref, media=upload("video.mp4"), type="video",
+    clip = upload("video.mp4")   # a file_id serves any number of messages
+    video = bot.ok("editMessageMedia", **ref, media=clip, type="video",
                    caption="now a video")
     assert (video["type"], video["media"]["kind"], video["caption"]) == ("video", "video",
                                                                           "now a video")
     voice = bot.ok("editMessageMedia", **ref, media=upload("song.mp3"), type="voice",
                    caption="", reply_markup={"inline_keyboard": []})
     assert voice["type"] == "voice" and "caption" not in voice and "reply_markup" not in voice
-    document = bot.ok("editMessageMedia", **ref, media=upload("video.mp4"), type="document")
+    document = bot.ok("editMessageMedia", **ref, media=clip, type="document")
     assert document["type"] == "document" and document["media"]["kind"] == "video"
 
 
 def test_edit_media_kind_must_match_the_type(bot, chat, upload, photo_message):
     ref = {"chat_id": chat.chat_id, "message_id": photo_message["message_id"]}
-    for file, type in ((upload("video.mp4"), None), (upload("video.mp4"), "animation"),
+    clip = upload("video.mp4")
+    for file, type in ((clip, None), (clip, "animation"),
                        (upload("anim.gif"), "video"), (upload("photo.png"), "audio")):
         body = assert_invalid(bot.call("editMessageMedia", {
             **ref, "media": file, **({"type": type} if type else {})}), "media")
@@ -140,7 +142,8 @@ def test_media_group_members_stay_photo_or_video(bot, chat, upload):
     group = bot.ok("sendMediaGroup", chat_id=chat.chat_id,
                    media=[{"type": "photo", "media": photo}, {"type": "video", "media": video}])
     ref = {"chat_id": chat.chat_id, "message_id": group[0]["message_id"]}
-    for type, file in (("audio", upload("song.mp3")), ("voice", upload("song.mp3")),
+    song = upload("song.mp3")
+    for type, file in (("audio", song), ("voice", song),
                        ("document", photo), ("animation", upload("anim.gif"))):
         assert_invalid(bot.call("editMessageMedia", {**ref, "media": file, "type": type}),
                        "type")

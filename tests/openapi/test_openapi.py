@@ -37,10 +37,11 @@ def document(client):
     return fetch_document(client)
 
 
-@pytest.fixture
-def tools_document(make_app):
-    """The document of an installation with BOTSVC_TEST_TOOLS=1."""
-    return fetch_document(make_app(test_tools=True).test_client())
+@pytest.fixture(scope="module")
+def tools_document(make_module_app):
+    """The document of an installation with BOTSVC_TEST_TOOLS=1, fetched once
+    (the tests only read it; one is parametrized over every method)."""
+    return fetch_document(make_module_app(test_tools=True).test_client())
 
 
 def resolve(document: dict, schema: dict) -> dict:

@@ -63,15 +63,22 @@ def assert_all_from(found: dict, tree: Path) -> set[str]:
     return files
 
 
+@pytest.fixture(scope="module")
+def this_tree_loaded(tmp_path_factory) -> dict:
+    """This checkout as the percall child loads it: the same for both trees
+    it is compared with, so loaded once."""
+    return loaded(REPO, tmp_path_factory.mktemp("percall") / "data-this")
+
+
 @pytest.mark.parametrize("other", ["baseline", "copy"])
-def test_the_percall_child_loads_each_tree_from_its_own_files(tmp_path, other):
+def test_the_percall_child_loads_each_tree_from_its_own_files(tmp_path, other, this_tree_loaded):
     """The baseline commit's tree (its code says ``app``), or a copy of this
     tree (``botsvc``, the name this .venv maps to this checkout), beside this
     tree: each one's modules are its own files, none shared."""
     commit = BASELINE_COMMIT if other == "baseline" else "HEAD"
     tree = tree_of(commit, tmp_path / other)
     theirs = loaded(tree, tmp_path / "data-other")
-    ours = loaded(REPO, tmp_path / "data-this")
+    ours = this_tree_loaded
     assert (theirs["name"], ours["name"]) == (
         "app" if other == "baseline" else "botsvc", "botsvc")
     assert not assert_all_from(theirs, tree) & assert_all_from(ours, REPO)

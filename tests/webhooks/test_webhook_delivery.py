@@ -163,14 +163,14 @@ def test_a_redirect_is_not_followed(bot, chat, hook, make_receiver, answer, run_
 
 def test_a_receiver_that_hangs_times_out_and_is_retried(bot, chat, hook, run_pass, clock,
                                                         monkeypatch):
-    monkeypatch.setattr(delivery, "ATTEMPT_TIMEOUT", 0.5)
+    monkeypatch.setattr(delivery, "ATTEMPT_TIMEOUT", 0.3)
     receiver = hook(bot, hang)
     started = time.monotonic()
     run_pass()
     assert time.monotonic() - started < 3
     assert len(receiver.requests) == 1
     info = bot.ok("getWebhookInfo")
-    assert info["last_error"] == "no response within 0.5 s"
+    assert info["last_error"] == "no response within 0.3 s"
     assert info["pending_update_count"] == 1
     receiver.respond = statuses(200)
     clock.advance(1)

@@ -202,15 +202,15 @@ def test_a_receiver_that_asks_to_close_gets_a_new_connection_each_time(
 
 def test_a_failed_attempt_does_not_keep_its_connection(app, bot, chat, hook, answer,
                                                        monkeypatch, run_pass, clock):
-    monkeypatch.setattr(delivery, "ATTEMPT_TIMEOUT", 0.5)
+    monkeypatch.setattr(delivery, "ATTEMPT_TIMEOUT", 0.3)
 
     def too_slow(handler):
-        time.sleep(1.0)
+        time.sleep(0.6)   # twice the attempt's timeout
         answer(200)(handler)
 
     receiver = hook(bot, too_slow)
     run_pass()
-    assert bot.ok("getWebhookInfo")["last_error"] == "no response within 0.5 s"
+    assert bot.ok("getWebhookInfo")["last_error"] == "no response within 0.3 s"
     assert len(kept(app)) == 0
     wait_for(lambda: receiver.closed == 1)
 

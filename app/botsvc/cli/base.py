@@ -20,7 +20,11 @@ from botsvc.migrations import DatabaseNewerThanCode, migrate
 # gunicorn at once, and importing every command (the operator commands load
 # the whole app) cost a server start about a second it then threw away.
 COMMAND_MODULES = ("installation", "operator", "serve", "transcripts")
-COMMAND_HOMES = {"serve": "serve", "check-media": "serve", "run-transcript": "transcripts"}
+# The installation's own tasks load no app either: scripts/backup (the backup
+# timer) ran ``botsvc backup`` with the whole API imported, most of its start.
+COMMAND_HOMES = {"serve": "serve", "check-media": "serve", "run-transcript": "transcripts",
+                 **dict.fromkeys(("migrate", "backup", "restore", "restore-replica", "openapi"),
+                                 "installation")}
 
 
 def load_commands(*modules: str) -> None:

@@ -11,7 +11,6 @@ import click
 from botsvc.backup import BackupError, backup, restore, restore_replica
 from botsvc.cli.base import main, migrate_at_start, migrate_or_stop, say
 from botsvc.config import Settings
-from botsvc.openapi import document_text
 from botsvc.replica_url import replica_url
 from botsvc.replication import ReplicationError
 
@@ -90,6 +89,8 @@ def _read(directory: str, name: str) -> bytes:
 
 @main.command("openapi", help="Print the OpenAPI document, as GET /openapi.json serves it.")
 def print_openapi() -> None:
+    from botsvc.openapi import document_text  # the whole API: only for this command
+
     # No signing key: the document signs nothing, and printing it must not
     # make a data dir wherever it is run.
     click.echo(document_text(Settings.from_env(secret=False)))

@@ -258,10 +258,27 @@ def bot_under_test(request: pytest.FixtureRequest):
 
         yield from running.for_one_test(request, settings, request.getfixturevalue("botsvc_bot"))
     else:
-        pytest.fail(
-            "bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
-            " 'botsvc_bot_command = node bot.js' in pytest.ini) or botsvc_bot_object (a bot"
-            " object of the botsvc SDK), or define a fixture named bot_under_test in your"
-            " conftest.py: it starts your bot with botsvc_bot.base_url and botsvc_bot.token"
-            " (from the fixture botsvc_bot), yields while the test runs, then stops it. See the"
-            " botsvc docs, export.md.", pytrace=False)
+        pytest.fail(_NO_BOT_UNDER_TEST, pytrace=False)
+
+
+_NO_BOT_UNDER_TEST = (
+    "bot_under_test: set botsvc_bot_command (your bot as a process, e.g."
+    " 'botsvc_bot_command = node bot.js' in pytest.ini) or botsvc_bot_object (a bot"
+    " object of the botsvc SDK), or define a fixture named bot_under_test in your"
+    " conftest.py: it starts your bot with botsvc_bot.base_url and botsvc_bot.token"
+    " (from the fixture botsvc_bot), yields while the test runs, then stops it. See the"
+    " botsvc docs, export.md.")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that asks for this plugin's own ``bot_under_test`` while no bot
+    is set fails here, before its fixtures: pytest sets up the session's
+    fixtures first, so the server started (seconds) for a test that could
+    not run."""
+    fixtures = getattr(item, "_fixtureinfo", None)
+    chosen = fixtures.name2fixturedefs.get("bot_under_test") if fixtures else None
+    settings = item.config.stash[SETTINGS_KEY]
+    if chosen and getattr(chosen[-1].func, "__module__", None) == __name__ \
+            and not (settings.bot_command or settings.bot_object):
+        pytest.fail(_NO_BOT_UNDER_TEST, pytrace=False)

@@ -4,9 +4,9 @@ Under botsvc's gunicorn worker, a request whose body has not all arrived when
 the app first reads it is parked and later served again from its first byte
 (app/botsvc/connection/body.py): whatever the app wrote before that read would
 be written twice. So while a request that carries a body has not read it,
-its SQLite connection is ``query_only`` (``until_body_read``): a write fails at
-once, "attempt to write a readonly database", a 500 in every test that sends
-a body, through Flask's test client too, not only in the rare run where a
+its SQLite connection's writes are held (``until_body_read``): a write fails
+at once with ``WrittenBeforeTheBody``, a 500 in every test that sends a
+body, through Flask's test client too, not only in the rare run where a
 slow body happens to park. The connection is writable again at the body's
 first read, or once the app has answered without reading it (an answer made
 is never parked), and always at the end of the request.

@@ -86,7 +86,8 @@ def calls_page(conn: sqlite3.Connection, bot_id: int, limit: int, cursor: str | 
                now: float, *, where: CallFilter = NO_FILTER, detail: bool = False) -> dict:
     """getBotCalls: the bot's kept records, newest first, with its poll
     counts. Every query walks the bot's own index range (its bot_id and the
-    call_ids within its bound), so at most its 1,100 rows, whatever filters."""
+    call_ids within its bound), so at most its 1,000 rows and the few past
+    its bound not trimmed yet, whatever filters."""
     oldest_kept = max(oldest_kept_call_id(conn, bot_id),
                       0 if where.after_call_id is None else where.after_call_id + 1)
     sql, extra = _filter_sql(conn, where)

@@ -40,6 +40,19 @@ def written(operator, bot_id: int, count: int) -> list[dict]:
     return calls[::-1]
 
 
+def a_clicked_card(bot, operator, new_user):
+    """A user who started the bot and clicked its card, the click polled:
+    (user, chat_id, the card, the callback_query_id, the next offset)."""
+    user = new_user()
+    chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
+    offset = bot.ok("getUpdates")[-1]["update_id"] + 1
+    card = bot.ok("sendMessage", chat_id=chat_id, text="Pick", reply_markup=KEYBOARD)
+    query = operator("userClickButton", user_id=user, bot_id=bot.id,
+                     message_id=card["message_id"], callback_data="yes")["callback_query_id"]
+    offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
+    return user, chat_id, card, query, offset
+
+
 @pytest.mark.parametrize("reaction", ["answer", "edit", "message"])
 def test_a_reaction_called_before_the_next_poll_answered_follows_its_click(
         bot, operator, new_user, db, clock, reaction):
@@ -48,13 +61,7 @@ def test_a_reaction_called_before_the_next_poll_answered_follows_its_click(
     "next" and the bot's poll gets it. The reaction was called before: it
     follows the click, though its record, its message_id and (for the edit,
     the card's last) its chat version all came after "next"."""
-    user = new_user()
-    chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
-    offset = bot.ok("getUpdates")[-1]["update_id"] + 1
-    card = bot.ok("sendMessage", chat_id=chat_id, text="Pick", reply_markup=KEYBOARD)
-    query = operator("userClickButton", user_id=user, bot_id=bot.id,
-                     message_id=card["message_id"], callback_data="yes")["callback_query_id"]
-    offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
+    user, chat_id, card, query, offset = a_clicked_card(bot, operator, new_user)
     method, params = {
         "answer": ("answerCallbackQuery", {"callback_query_id": query, "text": "Saved"}),
         "edit": ("editMessageText", {"chat_id": chat_id, "message_id": card["message_id"],
@@ -86,13 +93,7 @@ def test_rows_from_before_the_stamps_are_placed_by_the_rules_of_before(
         bot, operator, new_user, db):
     """Records and journal entries from before migration 0019 keep no
     stamps: a bot's polls are then read in the log's order, as before."""
-    user = new_user()
-    chat_id = operator("userStart", user_id=user, bot_id=bot.id)["chat_id"]
-    offset = bot.ok("getUpdates")[-1]["update_id"] + 1
-    card = bot.ok("sendMessage", chat_id=chat_id, text="Pick", reply_markup=KEYBOARD)
-    query = operator("userClickButton", user_id=user, bot_id=bot.id,
-                     message_id=card["message_id"], callback_data="yes")["callback_query_id"]
-    offset = bot.ok("getUpdates", offset=offset)[-1]["update_id"] + 1
+    user, chat_id, card, query, offset = a_clicked_card(bot, operator, new_user)
     bot.ok("editMessageText", chat_id=chat_id, message_id=card["message_id"], text="Yes")
     bot.ok("answerCallbackQuery", callback_query_id=query, text="Saved")
     operator("userSendMessage", user_id=user, bot_id=bot.id, text="next")

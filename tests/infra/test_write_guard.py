@@ -59,23 +59,17 @@ def write_bare_before_the_body():
     return jsonify(wrote=True)
 
 
-def test_a_write_before_the_body_is_read_fails_loudly(probed, caplog):
+@pytest.mark.parametrize(("route", "logged"), [
+    ("before", "a write began before the request's body was read"),
+    # Written outside transaction(): caught once the body is read.
+    ("bare", "rows were written before the request's body was read"),
+])
+def test_a_write_before_the_body_is_read_fails_loudly(probed, caplog, route, logged):
     with caplog.at_level(logging.ERROR):
-        answer = probed.post("/write-probe/before", data=b'{"a": 1}',
+        answer = probed.post(f"/write-probe/{route}", data=b'{"a": 1}',
                              content_type="application/json")
     assert answer.status_code == 500
-    assert "WrittenBeforeTheBody: a write began before the request's body was read" \
-        in caplog.text
-
-
-def test_a_bare_write_before_the_body_is_read_fails_loudly_too(probed, caplog):
-    """Written outside ``transaction``: caught once the body is read."""
-    with caplog.at_level(logging.ERROR):
-        answer = probed.post("/write-probe/bare", data=b'{"a": 1}',
-                             content_type="application/json")
-    assert answer.status_code == 500
-    assert "WrittenBeforeTheBody: rows were written before the request's body was read" \
-        in caplog.text
+    assert f"WrittenBeforeTheBody: {logged}" in caplog.text
 
 
 def test_writes_go_on_once_the_body_is_read_or_without_a_body(probed):

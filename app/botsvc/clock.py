@@ -43,6 +43,20 @@ machine_clock = _time.time
 _offset = 0
 
 
+def order_stamp() -> int:
+    """Nanoseconds of the machine's wall clock (``time.time_ns``), to tell
+    what happened before what where dates say only the second (an export
+    places the bot's reactions by them, docs/export.md). Never the service
+    clock (advanceClock moves it) nor ``machine_clock`` (tests freeze it):
+    one clock every worker process reads alike, so two stamps taken on
+    either side of a causal link (a row committed, then read; an answer
+    made, then received and acted on) are in that order. A restart, or the
+    database restored on another machine, keeps that order, as a boot's
+    monotonic clock would not; only a step back of the machine's own clock
+    (not a slew) could break it, for the moments it covers."""
+    return _time.time_ns()
+
+
 def machine_time() -> float:
     """The machine's wall clock, for leases and file ages (not service time)."""
     return machine_clock()

@@ -11,11 +11,21 @@ slow body happens to park. The connection is writable again at the body's
 first read, or once the app has answered without reading it (an answer made
 is never parked), and always at the end of the request.
 
-Why ``query_only``: it is SQLite's own switch, one pragma on the connection
-the request already uses, and it catches every way to write (a domain
-function, a hook, a job run inline) with no list of them to keep. Writers on
-connections of their own (the call log's background thread) are outside the
-rule, as they are outside the request.
+How: every write goes through ``transaction`` (app/botsvc/db/transactions.py),
+the one way to write, and it refuses to begin one on a held connection.
+A write made some other way (a bare statement in autocommit) is caught
+when the guard lifts: the connection's count of changed rows
+(``total_changes``, SQLite's own, triggers included) has moved, and the
+request fails the same way. Writers on connections of their own (the call
+log's background thread) are outside the rule, as they are outside the
+request.
+
+Why not SQLite's ``PRAGMA query_only``, as first built: like every flag
+pragma, setting it expires every statement the connection has prepared,
+and SQLite compiles each again at its next use. Set and cleared once per
+request, it had every request compile all its SQL anew: a quarter of a
+sendMessage's instructions, and most of what the call log's own
+statements cost a lone call (measured with callgrind; docs/call-log.md).
 """
 from __future__ import annotations
 
@@ -24,7 +34,7 @@ from collections.abc import Iterator
 
 from flask import g, request
 
-from botsvc.db import thread_connection
+from botsvc.db import WrittenBeforeTheBody, thread_connection
 
 
 @contextlib.contextmanager
@@ -35,8 +45,8 @@ def until_body_read(db_path: str) -> Iterator[None]:
         yield
         return
     conn = thread_connection(db_path)     # the one get_db() hands this request
-    conn.execute("PRAGMA query_only = ON")
-    g.write_guard = conn
+    conn.writes_held = True
+    g.write_guard = (conn, conn.total_changes)
     environ["wsgi.input"] = _FirstRead(environ["wsgi.input"])
     try:
         yield
@@ -46,9 +56,14 @@ def until_body_read(db_path: str) -> Iterator[None]:
 
 def lift() -> None:
     """The body has been read, or the request answered: writes may go on."""
-    conn = g.pop("write_guard", None)
-    if conn is not None:
-        conn.execute("PRAGMA query_only = OFF")
+    held = g.pop("write_guard", None)
+    if held is None:
+        return
+    conn, changes = held
+    conn.writes_held = False
+    if conn.total_changes != changes:
+        raise WrittenBeforeTheBody("rows were written before the request's body was read"
+                                   " (not through transaction)")
 
 
 def _has_body(environ: dict) -> bool:

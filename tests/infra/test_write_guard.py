@@ -52,12 +52,30 @@ def probed(make_app):
     return app.test_client()
 
 
+@probe.route("/write-probe/bare", methods=["POST"])
+def write_bare_before_the_body():
+    get_db().execute("UPDATE platform SET clock_offset = clock_offset WHERE id = 1")
+    request.get_data()
+    return jsonify(wrote=True)
+
+
 def test_a_write_before_the_body_is_read_fails_loudly(probed, caplog):
     with caplog.at_level(logging.ERROR):
         answer = probed.post("/write-probe/before", data=b'{"a": 1}',
                              content_type="application/json")
     assert answer.status_code == 500
-    assert "attempt to write a readonly database" in caplog.text
+    assert "WrittenBeforeTheBody: a write began before the request's body was read" \
+        in caplog.text
+
+
+def test_a_bare_write_before_the_body_is_read_fails_loudly_too(probed, caplog):
+    """Written outside ``transaction``: caught once the body is read."""
+    with caplog.at_level(logging.ERROR):
+        answer = probed.post("/write-probe/bare", data=b'{"a": 1}',
+                             content_type="application/json")
+    assert answer.status_code == 500
+    assert "WrittenBeforeTheBody: rows were written before the request's body was read" \
+        in caplog.text
 
 
 def test_writes_go_on_once_the_body_is_read_or_without_a_body(probed):

@@ -13,7 +13,9 @@ acknowledges what was handled, leaves the rest of the batch to come again,
 and returns. getUpdates is short polling only, so the loop paces itself:
 after a poll that brought updates it polls again at once; after an empty
 one it waits ``Pause.first``, each further empty poll ``Pause.growth``
-times longer, up to ``Pause.longest`` (about 1 s).
+times longer, up to ``Pause.longest`` (about 1 s). Whoever knows an update
+is on its way (the pytest plugin, when its simulated user acts) calls
+``nudge()``: the loop polls at once and paces from ``Pause.first`` again.
 """
 from __future__ import annotations
 
@@ -72,23 +74,28 @@ class Polling:
         # (``await run()``) they go to worker threads and never hold it.
         self.owns_loop = False
         self._stop_requested = False
-        self._stop: asyncio.Event | None = None
+        self._nudged = False
+        self._wake: asyncio.Event | None = None   # ends a pause: a stop or a nudge
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(self) -> None:
-        self._stop = asyncio.Event()
+        self._wake = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         if self._stop_requested:
-            self._stop.set()
+            self._wake.set()
         try:
             waits = self.pause.waits()
             while not self._stop_requested:
+                self._nudged = False   # a nudge from here on may come after this poll's answer
+                self._wake.clear()
                 updates = await self._poll()
                 await self._handle(updates)
-                if updates:
-                    waits = self.pause.waits()   # busy: poll again at once
-                else:
-                    await self._sleep(next(waits))
+                if updates or self._nudged:
+                    waits = self.pause.waits()   # busy, or an update on its way: poll at once
+                    continue
+                await self._sleep(next(waits))
+                if self._nudged:
+                    waits = self.pause.waits()
         finally:
             await self._acknowledge()
             await self.async_api.aclose()
@@ -100,7 +107,17 @@ class Polling:
         handler or getUpdates runs in the loop's own thread; the event only
         cuts a pause short."""
         self._stop_requested = True
-        loop, event = self._loop, self._stop
+        self._wake_up()
+
+    def nudge(self) -> None:
+        """An update is on its way (from any thread): end the pause in hand
+        and pace from ``Pause.first`` again. A nudge while getUpdates runs
+        makes the next pause none, since its answer may have missed it."""
+        self._nudged = True
+        self._wake_up()
+
+    def _wake_up(self) -> None:
+        loop, event = self._loop, self._wake
         if loop is not None and event is not None and not loop.is_closed():
             loop.call_soon_threadsafe(event.set)
 
@@ -137,8 +154,10 @@ class Polling:
                         self.offset, error)
 
     async def _sleep(self, seconds: float) -> None:
+        if self._stop_requested:
+            return
         try:
-            await asyncio.wait_for(self._stop.wait(), seconds)
+            await asyncio.wait_for(self._wake.wait(), seconds)
         except TimeoutError:
             pass
 

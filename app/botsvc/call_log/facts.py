@@ -16,12 +16,13 @@ if TYPE_CHECKING:   # types only: the catalogue and the answer are not needed at
 class CallFacts:
     """What the dispatcher knows of one /v2 call: filled in on the way,
     handed to the call log as the call starts and as it ends."""
-    __slots__ = ("method", "key", "arrived_at", "bot_id", "token", "entry", "body", "fault",
+    __slots__ = ("method", "key", "arrived_at", "arrived_ns", "bot_id", "token", "entry", "body", "fault",
                  "resent_from", "answer", "logged")
 
     def __init__(self, method: str, key: str | None):
         self.method = method                # the name called, known or not
         self.arrived_at = clock.machine_time()   # the record's date, with the clock's offset
+        self.arrived_ns = clock.order_stamp()    # what the bot knew when it called (its order)
         self.key = key                      # the Idempotency-Key header, as sent
         self.bot_id: int | None = None      # the token's bot, once identified
         self.token: str | None = None

@@ -59,6 +59,8 @@ def make(seen: CallFacts, outcome: Outcome
     ``(bot_id, date, empty)``: from what the dispatcher saw of the call (its
     CallFacts, with a known bot) and its answer."""
     bot_id, method = seen.bot_id, seen.method
+    # Before the answer is sent: the bot acts on it after this.
+    answered_ns = clock.order_stamp()
     # The machine's time at arrival, with the service clock's offset as the
     # token query refreshed it.
     date = int(seen.arrived_at + clock.offset())
@@ -81,7 +83,8 @@ def make(seen: CallFacts, outcome: Outcome
         bot_id, date, method, outcome.status, outcome.duration_ms, outcome.request_id,
         _text(failure.get("error_code")), scrub.text(failure.get("description")), key,
         key is not None and outcome.replayed,
-        params, result, params_over or result_over, detail), poll
+        params, result, params_over or result_over, detail, seen.arrived_ns,
+        answered_ns), poll
 
 
 class _Scrub:

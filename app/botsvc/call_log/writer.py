@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import sqlite3
 import threading
 import time
@@ -71,6 +72,7 @@ class CallLogWriter:
         self.dropped = 0
         self._dropped_unreported = 0
         self._warned_at = float("-inf")
+        self._trim_countdown: dict[int, int] = {}   # bot_id: records until its next trim
 
     # -- what a call hands over -------------------------------------------------
     def call_started(self) -> None:
@@ -114,6 +116,22 @@ class CallLogWriter:
         with self._lock:
             self._in_flight -= 1
 
+    def trims_due(self, records: list[CallRecord]) -> list[int]:
+        """The bots of ``records`` to trim back to their bound with them:
+        each about every TRIM_SLACK records this process writes for it. The
+        first countdown starts at random, so a process that writes fewer
+        than TRIM_SLACK records for a bot in its life still trims its share."""
+        due = []
+        with self._lock:
+            for record in records:
+                left = self._trim_countdown.get(record.bot_id) \
+                    or random.randint(1, call_records.TRIM_SLACK)
+                if left == 1:
+                    due.append(record.bot_id)
+                    left = call_records.TRIM_SLACK + 1
+                self._trim_countdown[record.bot_id] = left - 1
+        return list(dict.fromkeys(due))
+
     # -- writing ------------------------------------------------------------------
     def write_soon(self) -> None:
         """Once a call's answer is known, before it is sent: write the buffer
@@ -150,7 +168,7 @@ class CallLogWriter:
                 return
             try:
                 with transaction(conn, wait=wait):
-                    call_records.write(conn, records, polls)
+                    call_records.write(conn, records, polls, self.trims_due(records))
             except WriteLockBusy:
                 self._put_back(records, polls)
                 raise

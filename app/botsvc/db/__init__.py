@@ -22,10 +22,11 @@ from botsvc.db.connection import (
     connect,
     thread_connection,
 )
-from botsvc.db.transactions import WriteLockBusy, transaction
+from botsvc.db.transactions import WriteLockBusy, WrittenBeforeTheBody, transaction
 
-__all__ = ["BUSY_TIMEOUT_MS", "Connection", "WriteLockBusy", "checkpoint", "checkpoint_passive",
-           "connect", "get_db", "release_db", "thread_connection", "transaction"]
+__all__ = ["BUSY_TIMEOUT_MS", "Connection", "WriteLockBusy", "WrittenBeforeTheBody", "checkpoint",
+           "checkpoint_passive", "connect", "get_db", "release_db", "thread_connection",
+           "transaction"]
 
 
 def __getattr__(name: str):

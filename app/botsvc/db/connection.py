@@ -26,6 +26,7 @@ class Connection(sqlite3.Connection):
 
     write_lock_fd: int | None = None
     db_path: str | None = None
+    writes_held = False   # a request's, until its body is read (app/botsvc/write_guard.py)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -12,6 +12,11 @@ class WriteLockBusy(Exception):
     """``transaction(conn, wait=False)`` found another writer at work."""
 
 
+class WrittenBeforeTheBody(RuntimeError):
+    """A request wrote before it read its body (app/botsvc/write_guard.py):
+    a parked request would write it twice. A bug: a 500 in every test."""
+
+
 class transaction:   # noqa: N801 - used as a function: ``with transaction(conn):``
     """The one way to write: ``with transaction(conn): ...``.
 
@@ -51,6 +56,8 @@ class transaction:   # noqa: N801 - used as a function: ``with transaction(conn)
                 self.registered = len(conn.rollback_hooks)
                 conn.execute(f"SAVEPOINT {self.savepoint}")
                 return conn
+            if conn.writes_held:
+                raise WrittenBeforeTheBody("a write began before the request's body was read")
             conn.savepoints = 0
             if self.wait:
                 conn.acquire_write_lock()

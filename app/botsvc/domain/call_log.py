@@ -41,7 +41,10 @@ class CallRecord(NamedTuple):
     """One call, as plain values in the order of the table's columns.
     ``params`` and ``result`` are compact JSON (UTF-8) already within
     BODY_MAX_BYTES, or None; so is ``detail``, what getBotCalls adds with
-    ``detail: true`` (error_parameters, injected, params_preview, cut_fields)."""
+    ``detail: true`` (error_parameters, injected, params_preview, cut_fields).
+    ``started_ns`` and ``answered_ns``: when the call arrived and when its
+    answer was made (``clock.order_stamp``), never shown: an export's order.
+    """
     bot_id: int
     date: int
     method: str
@@ -56,6 +59,8 @@ class CallRecord(NamedTuple):
     result: bytes | None
     truncated: bool
     detail: bytes | None = None
+    started_ns: int | None = None
+    answered_ns: int | None = None
 
 
 def within_bound(compact_json: bytes) -> bytes | None:

@@ -1,60 +1,54 @@
 """Storing the bot's call log (app/botsvc/domain/call_log.py holds its bounds
-and reads it): records written in their order with each bot's count beside
-them, a bot trimmed in bulk once TRIM_SLACK rows are past its bound, and the
-records past the retention removed by the clean-up job.
+and reads it): records written in their order, a bot trimmed back to its
+bound in bulk when its writer says it is due (about every TRIM_SLACK
+records: app/botsvc/call_log/writer.py), and the records past the retention
+removed by the clean-up job.
+
+Nothing is counted per record: the count of each bot's rows kept beside
+them (an upsert with RETURNING per call) was over half of what the log
+cost a lone call (docs/call-log.md), and the bound itself is one index walk
+away (``oldest_kept_call_id``), so a trim finds it when it runs.
 """
 from __future__ import annotations
 
 import functools
 import sqlite3
 
-from botsvc.domain.call_log import KEPT_PER_BOT, CallRecord, oldest_kept_date
+from botsvc.domain.call_log import CallRecord, oldest_kept_call_id, oldest_kept_date
 from botsvc.pagination import SQLITE_MAX_INTEGER
 
-# A bot's oldest rows are removed in bulk once this many are past the bound.
+# A bot's rows past its bound are removed in bulk about this often (records
+# written for it by one process): the table holds at most this many past the
+# bound per process writing, and a trim removes about this many rows.
 TRIM_SLACK = 100
 
 
 def write(conn: sqlite3.Connection, records: list[CallRecord],
-          polls: dict[int, tuple[int, int]]) -> list[int]:
+          polls: dict[int, tuple[int, int]], trim: tuple[int, ...] | list[int] = ()) -> None:
     """In the caller's transaction: the records, in their order (call_id
     follows it), and per bot ``(empty polls to add, date of a poll)``; then
-    each bot trimmed back to its bound once TRIM_SLACK rows past it. A bot
-    removed meanwhile (``reset``) gets nothing. Returns the bots written."""
-    written: dict[int, int] = {}
-    for record in records:
-        written[record.bot_id] = written.get(record.bot_id, 0) + 1
-    kept = {}
-    for bot_id in written.keys() | polls.keys():
-        empty, date = polls.get(bot_id, (0, None))
-        counts = (bot_id, written.get(bot_id, 0), empty)
-        row = (conn.execute(_COUNT, counts) if date is None
-               else conn.execute(_COUNT_POLLED, (*counts, date))).fetchone()
-        if row is not None:
-            kept[bot_id] = row[0]
-    _insert(conn, [record for record in records if record.bot_id in kept])
-    for bot_id, count in kept.items():
-        if count > KEPT_PER_BOT + TRIM_SLACK:
-            _trim(conn, bot_id, count - KEPT_PER_BOT)
-    return list(kept)
+    each bot of ``trim`` cut back to its bound. A bot removed meanwhile
+    (``reset``) gets nothing."""
+    _insert(conn, records)
+    for bot_id, (empty, date) in polls.items():
+        conn.execute(_COUNT_POLL, (bot_id, empty, date))
+    for bot_id in trim:
+        _trim(conn, bot_id)
 
 
-_UPSERT_COUNTS = (
-    "INSERT INTO bot_call_counts (bot_id, calls_kept, empty_polls, last_poll_at)"
-    " SELECT ?1, ?2, ?3, {date} WHERE EXISTS (SELECT 1 FROM bots WHERE id = ?1)"
-    " ON CONFLICT (bot_id) DO UPDATE SET calls_kept = calls_kept + excluded.calls_kept,"
-    " empty_polls = empty_polls + excluded.empty_polls, last_poll_at = {last_poll}"
-    " RETURNING calls_kept")
-_COUNT = _UPSERT_COUNTS.format(date="NULL", last_poll="last_poll_at")
-_COUNT_POLLED = _UPSERT_COUNTS.format(
-    date="?4", last_poll="max(coalesce(last_poll_at, ?4), ?4)")
+# A record or poll of a bot that reset removed meanwhile is dropped by the
+# tables' triggers (migration 0018): no foreign keys here (migration 0011).
+_COUNT_POLL = (
+    "INSERT INTO bot_call_counts (bot_id, empty_polls, last_poll_at) VALUES (?1, ?2, ?3)"
+    " ON CONFLICT (bot_id) DO UPDATE SET empty_polls = empty_polls + excluded.empty_polls,"
+    " last_poll_at = max(coalesce(last_poll_at, ?3), ?3)")
 # Always there; then each optional column that has a value. Python's sqlite3
 # adapts every parameter that is not an int, float or str (None, bool,
 # bytes) through an attribute lookup that raises and clears an exception:
 # half the cost of an insert, measured. So a record is bound as ints and
 # text only, under the statement of its shape.
 _COLUMNS = ("bot_id", "date", "method", "http_status", "duration_ms", "request_id",
-            "replayed", "truncated")
+            "replayed", "truncated", "started_ns", "answered_ns")
 _OPTIONAL = ("error_code", "description", "idempotency_key", "params", "result", "detail")
 
 
@@ -71,7 +65,7 @@ def _insert(conn: sqlite3.Connection, records: list[CallRecord]) -> None:
             shape, rows = present, []
         row = [record.bot_id, record.date, record.method, record.http_status,
                record.duration_ms, record.request_id, 1 if record.replayed else 0,
-               1 if record.truncated else 0]
+               1 if record.truncated else 0, record.started_ns, record.answered_ns]
         if present[0]:
             row.append(record.error_code)
         if present[1]:
@@ -97,28 +91,22 @@ def _insert_statement(present: tuple[bool, ...]) -> str:
             f" VALUES ({', '.join('?' * len(columns))})")
 
 
-def _trim(conn: sqlite3.Connection, bot_id: int, excess: int) -> None:
-    """Remove the bot's ``excess`` oldest records, walking only those."""
-    removed = conn.execute(
-        "DELETE FROM bot_calls WHERE call_id IN (SELECT call_id FROM bot_calls"
-        " WHERE bot_id = ? ORDER BY call_id LIMIT ?)", (bot_id, excess)).rowcount
-    conn.execute("UPDATE bot_call_counts SET calls_kept = calls_kept - ? WHERE bot_id = ?",
-                 (removed, bot_id))
+def _trim(conn: sqlite3.Connection, bot_id: int) -> None:
+    """Remove the bot's records older than its newest KEPT_PER_BOT: the
+    bound's index entries walked, then only the rows removed."""
+    oldest_kept = oldest_kept_call_id(conn, bot_id)
+    if oldest_kept:
+        conn.execute("DELETE FROM bot_calls WHERE bot_id = ? AND call_id < ?",
+                     (bot_id, oldest_kept))
 
 
 def delete_expired(conn: sqlite3.Connection, now: float) -> int:
     """Remove the records older than 24 hours. Records are written in
     (nearly) the order their calls arrived, so the expired ones are those
-    before the oldest record still in date: found, and counted per bot,
-    walking the primary key from the oldest row, at the cost of the rows it
-    removes. A record written late, behind a newer one, waits for the next
-    pass."""
+    before the oldest record still in date: found walking the primary key
+    from the oldest row, at the cost of the rows it removes. A record
+    written late, behind a newer one, waits for the next pass."""
     first_kept = conn.execute(
         "SELECT coalesce((SELECT call_id FROM bot_calls WHERE date >= ? ORDER BY call_id"
         " LIMIT 1), ?)", (oldest_kept_date(now), SQLITE_MAX_INTEGER)).fetchone()[0]
-    expired = conn.execute(
-        "SELECT bot_id, count(*) FROM bot_calls NOT INDEXED WHERE call_id < ? GROUP BY bot_id",
-        (first_kept,)).fetchall()
-    conn.executemany("UPDATE bot_call_counts SET calls_kept = calls_kept - ? WHERE bot_id = ?",
-                     [(count, bot_id) for bot_id, count in expired])
     return conn.execute("DELETE FROM bot_calls WHERE call_id < ?", (first_kept,)).rowcount

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from botsvc.clock import now
+from botsvc.clock import now, order_stamp
 from botsvc.jsontext import dumps
 
 KINDS = ("start", "restart", "unblock", "stop", "block", "message", "click")
@@ -22,15 +22,17 @@ def record(conn: sqlite3.Connection, chat: sqlite3.Row, kind: str, *,
            message_id: int | None = None, callback_query_id: str | None = None,
            update_id: int | None = None, update: dict | None = None) -> int:
     """Journal one thing the chat's user did, in the caller's transaction;
-    dated as its update's message when there is one."""
+    dated as its update's message when there is one, and stamped
+    (``recorded_ns``, ``clock.order_stamp``) inside the transaction, before
+    the update can reach the bot."""
     newest = conn.execute("SELECT last_message_id FROM bots WHERE id = ?",
                           (chat["bot_id"],)).fetchone()[0]
     return conn.execute(
         "INSERT INTO chat_events (chat_ref, kind, date, message_id, after_message_id,"
-        " callback_query_id, update_id, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " callback_query_id, update_id, payload, recorded_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (chat["id"], kind, ((update or {}).get("message") or {}).get("date", now()), message_id,
          newest, callback_query_id, update_id,
-         None if update is None else dumps(update))).lastrowid
+         None if update is None else dumps(update), order_stamp())).lastrowid
 
 
 def render(row: sqlite3.Row) -> dict:

@@ -122,8 +122,10 @@ def _lead_in(conn: sqlite3.Connection, chat: sqlite3.Row, part: list[dict]) -> l
 
 def _event(row: sqlite3.Row) -> dict:
     """A journal entry as the sandbox shows it, with the chat version it made
-    (None before migration 0016): where it stands among edits and deletions."""
-    return {**chat_events.render(row), "version": row["version"]}
+    (None before migration 0016): where it stands among edits and deletions;
+    and when it was recorded (``recorded_ns``, None before 0019)."""
+    return {**chat_events.render(row), "version": row["version"],
+            "recorded_ns": row["recorded_ns"]}
 
 
 def _referred(event: dict) -> int | None:
@@ -154,9 +156,23 @@ def _calls(conn: sqlite3.Connection, bot_id: int, events: list[dict], call_log_o
         return [], True
     kept = call_log.calls_page(conn, bot_id, call_log.KEPT_PER_BOT, None, now,
                                detail=True)["calls"]
+    _stamp(conn, bot_id, kept)
     first = events[0]["date"]
     if first < call_log.oldest_kept_date(now):
         return kept[::-1], False
     # All the bot's kept calls are here: none older was dropped for the count.
     covered = len(kept) < call_log.KEPT_PER_BOT or kept[-1]["date"] <= first
     return kept[::-1], covered
+
+
+def _stamp(conn: sqlite3.Connection, bot_id: int, calls: list[dict]) -> None:
+    """Each call with when it arrived and when its answer was made
+    (``started_ns``, ``answered_ns``: None before migration 0019), which no
+    view of the log shows: read in the same range of the bot's index."""
+    if not calls:
+        return
+    stamps = {row[0]: (row[1], row[2]) for row in conn.execute(
+        "SELECT call_id, started_ns, answered_ns FROM bot_calls WHERE bot_id = ?"
+        " AND call_id BETWEEN ? AND ?", (bot_id, calls[-1]["call_id"], calls[0]["call_id"]))}
+    for call in calls:
+        call["started_ns"], call["answered_ns"] = stamps.get(call["call_id"], (None, None))

@@ -5,13 +5,30 @@ test passes on an installation where every id differs.
 
 Which step a reaction follows: a message the bot sent follows the newest
 action recorded before the message existed (the journal keeps the bot's
-newest message_id at each action: exact); a message's last edit or
-deletion follows the newest action made before it (the chat's version at
-each action and at the change: exact, whatever second each is dated to);
-any other reaction follows the newest action whose update the bot had
-received when it called (its getUpdates answers in the log, or the
-webhook's deliveries, dated to the second), never one before the bot's
-previous reaction, and an answer follows its click.
+newest message_id at each action); a message's last edit or deletion
+follows the newest action made before it (the chat's version at each action
+and at the change); either, when the bot called before that action was
+recorded (the call held, or slow to arrive whole, while the user went on),
+the newest action recorded before the call arrived; any other reaction (an earlier edit of a message edited
+again, an answer) follows the newest action whose update the bot had
+received when it called, never one before the bot's previous reaction, and
+an answer follows its click. All three are exact, whatever second each is
+dated to. "Had received when it called" is read from stamps of one clock
+(``clock.order_stamp``: the machine's wall clock in nanoseconds, which every
+worker reads alike and advanceClock does not move), each taken on one side
+of a causal link: a getUpdates answer's as it is made, before it is sent,
+and a webhook attempt's before its request goes out, against the call's as
+it arrives. The bot can act on an update only after the answer or request
+carrying it exists, so a call is never placed after an update it could not
+have had, however the log's records were written (side by side, a held
+call's record lands after a later poll's). The one moment this cannot tell
+apart: a call arriving between an answer made and the bot reading it (a bot
+calling from another thread just then) counts that answer's updates as had. With the webhook's delivery
+records gone, a reaction follows the newest action journaled before the call
+arrived (an action's stamp is taken in its transaction, before its update
+exists for the bot). Records from before migration 0019 have no stamps:
+theirs are placed as before, getUpdates by the log's order, deliveries and
+the journal by their dates, to the second.
 
 What is not the conversation is left out: a call resendCall made
 (``resent_from`` in its record's detail), and what the bot did after it
@@ -40,6 +57,7 @@ class Walk(StepWriter):
         self.clicks: dict[str, int] = {}    # callback_query_id -> step index
         self.afters: list[int] = []         # each action's after_message_id
         self.dates: list[int] = []          # each action's date
+        self.recorded: list[int] = []       # each action's recorded_ns, when all have one
         self.versions: list[int] = []       # each action's chat version, when all have one
         self.exact: dict[int, int] = {}     # call_id -> its step, by the chat's versions
         self.by_date = False
@@ -48,14 +66,16 @@ class Walk(StepWriter):
         """The steps, in order; the first ``lead_in`` of them marked so."""
         self.afters = [e["after_message_id"] for e in events]
         self.dates = [e["date"] for e in events]
+        if all(e.get("recorded_ns") is not None for e in events):
+            self.recorded = [e["recorded_ns"] for e in events]
         if all(e.get("version") is not None for e in events):
             self.versions = [e["version"] for e in events]
             self.exact = self._placed_by_version(calls)
         self.clicks = {e["callback_query_id"]: n for n, e in enumerate(events)
                        if e["kind"] == "click"}
         steps = [{"user": None, "bot": [], "_event": e} for e in events]
-        self._pair(steps, events, [c for c in calls if c["method"] == "getUpdates"
-                                   or self._is_reaction(c)])
+        self._pair(steps, events, _in_order([c for c in calls if c["method"] == "getUpdates"
+                                             or self._is_reaction(c)]))
         rendered = []
         for number, step in enumerate(steps):   # in order, so places number as they came
             self.step_name = f"Step {len(rendered) + 1}"
@@ -76,7 +96,7 @@ class Walk(StepWriter):
         replayed = set(replays.originals(self.conn, self.chat["bot_id"],
                                          [i for i in got_ids if isinstance(i, int)]))
         deliveries = [] if polled else self._webhook_deliveries(by_update)
-        replayed |= {u for _, u, is_replay in deliveries if is_replay}
+        replayed |= {u for _, _, u, is_replay in deliveries if is_replay}
         # Nothing says when the bot received its updates (a webhook whose
         # delivery records are gone): a reaction follows the newest action
         # dated at or before it.
@@ -92,9 +112,9 @@ class Walk(StepWriter):
                 delivered = max(delivered, *(by_update.get(i, -1) for i in ids), -1)
                 continue
             if deliveries:
-                seen = [(at, u) for at, u, _ in deliveries if at <= call["date"]]
-                answering_replay = bool(seen) and seen[-1][1] in replayed
-                delivered = max(delivered, *(by_update.get(u, -1) for _, u in seen), -1)
+                seen = [u for at, ns, u, _ in deliveries if _had(at, ns, call)]
+                answering_replay = bool(seen) and seen[-1] in replayed
+                delivered = max(delivered, *(by_update.get(u, -1) for u in seen), -1)
             if not answering_replay:
                 floor = self._place_call(steps, call, delivered, floor)
 
@@ -123,10 +143,12 @@ class Walk(StepWriter):
             exact[call_id] = min(exact.get(call_id, number), number)
         return exact
 
-    def _webhook_deliveries(self, by_update: dict[int, int]) -> list[tuple[int, int, bool]]:
-        """``(first attempt's date, update_id, is a replay)`` of each update of
-        the chat, and each replay of the bot, the webhook delivered; in the
-        order they went out."""
+    def _webhook_deliveries(self, by_update: dict[int, int]
+                            ) -> list[tuple[int, int | None, int, bool]]:
+        """``(first attempt's date, its started_ns, update_id, is a replay)``
+        of each update of the chat, and each replay of the bot, the webhook
+        delivered; in the order they went out (by their stamps when all have
+        one: dates say only the second)."""
         bot_id = self.chat["bot_id"]
         kept = replays.bot_replays(self.conn, bot_id, 1000)
         wanted = {*by_update, *(r["update_id"] for r in kept)}
@@ -134,10 +156,13 @@ class Walk(StepWriter):
             return []
         marks = ",".join("?" * len(wanted))
         rows = self.conn.execute(
-            f"SELECT update_id, MIN(started_at) FROM webhook_deliveries WHERE bot_id = ?"
-            f" AND update_id IN ({marks}) GROUP BY update_id", (bot_id, *wanted)).fetchall()
+            f"SELECT update_id, MIN(started_at), MIN(started_ns) FROM webhook_deliveries"
+            f" WHERE bot_id = ? AND update_id IN ({marks}) GROUP BY update_id",
+            (bot_id, *wanted)).fetchall()
         replayed = {r["update_id"] for r in kept}
-        return sorted((at, update_id, update_id in replayed) for update_id, at in rows)
+        stamped = all(ns is not None for _, _, ns in rows)
+        return sorted(((at, ns, update_id, update_id in replayed) for update_id, at, ns in rows),
+                      key=lambda d: (d[1], d[2]) if stamped else (d[0], d[2]))
 
     def _is_reaction(self, call: dict) -> bool:
         kind = self.kinds.get(call["method"])
@@ -158,15 +183,59 @@ class Walk(StepWriter):
         if kind == "send" and isinstance(first, dict):
             # Exact: the message came after the actions recorded before it
             # existed and before the others (each action records the bot's
-            # newest message_id, which only grows along the journal).
-            number = bisect.bisect_left(self.afters, first["message_id"]) - 1
+            # newest message_id, which only grows along the journal); and
+            # before an action recorded while the call was on its way.
+            number = self._called_before(
+                call, bisect.bisect_left(self.afters, first["message_id"]) - 1)
         elif call["call_id"] in self.exact:   # exact too (a delivery's date is not)
-            number = self.exact[call["call_id"]]
+            number = self._called_before(call, self.exact[call["call_id"]])
         elif self.by_date:
-            number = max(number, bisect.bisect_right(self.dates, call["date"]) - 1)
+            number = max(number, self._made_before(call))
         if number >= 0:   # before the first exported action: not part of the export
             steps[number]["bot"].append(call)
         return number
+
+    def _called_before(self, call: dict, number: int) -> int:
+        """``number`` (the step a change follows, by when it was made), or an
+        earlier step when the bot called before that step's action was
+        recorded (a call held, or slow to arrive whole, while the user went
+        on): it cannot answer an action that did not exist yet. Unchanged
+        without stamps."""
+        if not self.recorded or call.get("started_ns") is None:
+            return number
+        return min(number, bisect.bisect_left(self.recorded, call["started_ns"]) - 1)
+
+    def _made_before(self, call: dict) -> int:
+        """The newest action recorded before the call arrived: by their
+        stamps when all have one (the action's, taken in its transaction,
+        is before the bot can have known of it), else by their dates."""
+        if self.recorded and call.get("started_ns") is not None:
+            return bisect.bisect_left(self.recorded, call["started_ns"]) - 1
+        return bisect.bisect_right(self.dates, call["date"]) - 1
+
+
+def _in_order(calls: list[dict]) -> list[dict]:
+    """The bot's getUpdates and reactions in the order the bot could act on
+    them: a getUpdates at the moment its answer was made (the bot acts on
+    its updates after), any other call at its arrival (``answered_ns``,
+    ``started_ns``: one clock every worker reads). When one has no stamp
+    (before migration 0019), in the log's order, the order records were
+    written: that of the calls, unless two ran side by side."""
+    keys = [c.get("answered_ns") if c["method"] == "getUpdates" else c.get("started_ns")
+            for c in calls]
+    if None in keys:
+        return calls
+    return [call for _, call in sorted(zip(keys, calls, strict=True), key=lambda p: p[0])]
+
+
+def _had(at: int, ns: int | None, call: dict) -> bool:
+    """Whether a webhook delivery (its first attempt's date and stamp) went
+    out before the call: by the stamps when both have one (the attempt's is
+    taken before the request goes out, the call's as it arrives), else by
+    the second each is dated to."""
+    if ns is not None and call.get("started_ns") is not None:
+        return ns < call["started_ns"]
+    return at <= call["date"]
 
 
 def _targets(call: dict) -> list[int]:

@@ -34,12 +34,15 @@ class HttpRecord:
 class Attempt:
     """What one attempt took: when it started (service clock), how long it
     ran, the receiver's status when an answer arrived, and what was sent
-    and answered."""
+    and answered; ``started_ns``, taken before the request went out
+    (``clock.order_stamp``), is never shown: an export's order (the bot
+    acts on the update after it)."""
     started_at: int
     duration_ms: int
     http_status: int | None = None
     request: HttpRecord | None = field(default=None, compare=False)
     response: HttpRecord | None = field(default=None, compare=False)
+    started_ns: int | None = field(default=None, compare=False)
 
 
 def _columns(side: HttpRecord | None) -> tuple[str | None, str | None, int | None]:
@@ -56,16 +59,17 @@ def record(conn: sqlite3.Connection, bot_id: int, update_id: int, attempt: Attem
     conn.execute(
         "INSERT INTO webhook_deliveries (bot_id, update_id, attempt, started_at, duration_ms,"
         " http_status, error, request_headers, request_body, request_body_truncated,"
-        " response_headers, response_body, response_body_truncated)"
+        " response_headers, response_body, response_body_truncated, started_ns)"
         " SELECT :bot, :update, (SELECT COUNT(*) + 1 FROM"
         " webhook_deliveries WHERE bot_id = :bot AND update_id = :update), :started,"
         " :duration, :status, :error, :sent_headers, :sent_body, :sent_cut,"
-        " :answer_headers, :answer_body, :answer_cut"
+        " :answer_headers, :answer_body, :answer_cut, :started_ns"
         " WHERE EXISTS (SELECT 1 FROM bots WHERE id = :bot)",
         {"bot": bot_id, "update": update_id, "started": attempt.started_at,
          "duration": attempt.duration_ms, "status": attempt.http_status, "error": error,
          "sent_headers": sent[0], "sent_body": sent[1], "sent_cut": sent[2],
-         "answer_headers": answered[0], "answer_body": answered[1], "answer_cut": answered[2]})
+         "answer_headers": answered[0], "answer_body": answered[1], "answer_cut": answered[2],
+         "started_ns": attempt.started_ns})
 
 
 def _side(row: sqlite3.Row, prefix: str) -> dict | None:

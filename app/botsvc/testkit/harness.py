@@ -38,6 +38,10 @@ class TestBot:
         # Set while the bot under test runs as a process (bot_under_test with
         # botsvc_bot_command): raises once that process has exited.
         self.process_check: Callable[[], None] | None = None
+        # Set while the bot under test is an SDK bot polling in this process
+        # (botsvc_bot_object): told each time a user acts, so that it polls
+        # at once rather than at the end of its pause.
+        self.update_sent: Callable[[], None] | None = None
 
     def check_running(self) -> None:
         """An AssertionError, with its exit status and last lines, if the bot
@@ -68,31 +72,39 @@ class SimulatedUser:
 
     def start(self, start_parameter: str | None = None) -> str:
         """Press Start; returns the chat_id (as the bot will see it)."""
-        return self.operator.user_start(self.user_id, self.bot.id, start_parameter)["chat_id"]
+        return self._acted(self.operator.user_start(self.user_id, self.bot.id,
+                                                    start_parameter))["chat_id"]
 
     def stop(self) -> None:
-        self.operator.user_stop(self.user_id, self.bot.id)
+        self._acted(self.operator.user_stop(self.user_id, self.bot.id))
 
     def block(self) -> None:
-        self.operator.user_block(self.user_id, self.bot.id)
+        self._acted(self.operator.user_block(self.user_id, self.bot.id))
 
     def say(self, text: str, reply_to_message_id: int | None = None) -> dict[str, Any]:
         """Send a text message to the bot; returns the Message."""
-        return self.operator.user_send_message(self.user_id, self.bot.id, text,
-                                               reply_to_message_id)
+        return self._acted(self.operator.user_send_message(self.user_id, self.bot.id, text,
+                                                           reply_to_message_id))
 
     def click(self, message: dict[str, Any] | int, callback_data: str) -> str:
         """Click the callback button with ``callback_data`` on one of the
         bot's messages (a Message or its message_id); returns the query id."""
         message_id = message if isinstance(message, int) else message["message_id"]
-        return self.operator.user_click_button(self.user_id, self.bot.id, message_id,
-                                               callback_data)
+        return self._acted(self.operator.user_click_button(self.user_id, self.bot.id,
+                                                           message_id, callback_data))
 
     def send_file(self, path: str | os.PathLike, caption: str | None = None,
                   type: str | None = None) -> dict[str, Any]:
         """Send a photo, video, audio or document (scanned and converted as
         an upload is); returns the Message."""
-        return self.operator.user_send_media(self.user_id, self.bot.id, path, caption, type)
+        return self._acted(self.operator.user_send_media(self.user_id, self.bot.id, path,
+                                                         caption, type))
+
+    def _acted(self, answer):
+        """What an action answered, once the bot under test is told of it."""
+        if self.bot.update_sent is not None:
+            self.bot.update_sent()
+        return answer
 
     def chat(self) -> dict[str, Any]:
         """The whole chat as the user sees it now: ``{chat_id, status,

@@ -48,9 +48,11 @@ def running(spec: str, folder: Path, bot: TestBot) -> Iterator[Any]:
     target = load(spec, folder)
     polling = target.polling(bot.base_url, bot.token)
     thread = polling.start_in_thread()
+    bot.update_sent = polling.nudge   # the test's user acted: poll now
     try:
         yield target
     finally:
+        bot.update_sent = None
         polling.stop()
         thread.join(timeout=30)
     if polling.failure is not None:

@@ -203,6 +203,7 @@ class Deliverer:
 
     def _attempt(self, conn, claim: Claim) -> Claim | None:
         started_at, started = clock.now(), time.monotonic()
+        started_ns = clock.order_stamp()   # before the bot can have the update
         result, keep = transport.deliver_kept(
             claim.url, claim.body, claim.secret_token, _options(self.settings),
             kept=self.kept.take(claim.bot_id, claim.generation))
@@ -213,7 +214,7 @@ class Deliverer:
             log.info("webhook delivery of update %d to bot %d failed: %s",
                      claim.update_id, claim.bot_id, result.error)
         attempt = Attempt(started_at, round((time.monotonic() - started) * 1000), result.status,
-                          result.request, result.response)
+                          result.request, result.response, started_ns)
         following = self.recorder.record(conn, Outcome(claim, result.ok, result.error, attempt))
         metrics.webhook_attempt(result.ok)
         return following

@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.call_log   # the bot's side comes from its call log
 KEYBOARD = {"inline_keyboard": [[{"text": "Yes", "callback_data": "yes"}]]}
-HELD_MS = 1000   # long enough for the user's next text and the bot's poll
+HELD_MS = 400   # long enough for the user's next text and the bot's poll (a few ms)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import itertools
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -30,6 +31,7 @@ from botsvc.media import build_test_signature_db
 from botsvc.migrations import migrate
 from botsvc.testkit.server import LocalServer
 from tests.support.built_once import built_once
+from tests.support.clamd import running_clamd, scanning_socket
 from tests.support.conformance import ConformingClient
 from tests.support.contract import ADMIN_TOKEN, NO_RATE_LIMITS, BotClient, Operator
 
@@ -110,11 +112,23 @@ def offline_signature_db(tmp_path_factory) -> str:
     return build_test_signature_db(str(tmp_path_factory.mktemp("clamdb")))
 
 
+@pytest.fixture(scope="session")
+def suite_clamd(tmp_path_factory, offline_signature_db) -> Iterator[str]:
+    """A real clamd with the offline database, once per test process
+    (tests/support/clamd.py says why); StreamMaxLength above the upload
+    ceiling, as an operator must set it."""
+    with running_clamd(tmp_path_factory.mktemp("suite-clamd"), offline_signature_db,
+                       "200M") as sock:
+        yield sock
+
+
 @pytest.fixture
-def offline_scanner(offline_signature_db) -> dict:
-    """Settings that scan uploads with the offline database: what a module
-    that uploads returns from its ``scanner_settings``."""
-    return {"clamav_db": offline_signature_db, "clamd_socket": None}
+def offline_scanner(request, suite_clamd, offline_signature_db) -> dict:
+    """Settings that scan uploads with the offline database, through the
+    suite's clamd, or with clamscan for a test marked ``clamscan``: what a
+    module that uploads returns from its ``scanner_settings``."""
+    return {"clamav_db": offline_signature_db, "clamd_socket": scanning_socket(request, suite_clamd)}
+
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ import os
 import secrets
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from botsvc.errors import ApiError, ErrorCode
 from botsvc.media import MediaConfig, process_upload
+from tests.support.clamd import running_clamd, scanning_socket
 from tests.support.media_files import Samples, Storage, run_ffmpeg
 
 
@@ -23,8 +23,11 @@ def work_dir(tmp_path) -> Path:
 
 
 @pytest.fixture
-def config(offline_signature_db, work_dir) -> MediaConfig:
-    return MediaConfig(clamd_socket=None, clamav_db=offline_signature_db, work_dir=str(work_dir))
+def config(request, suite_clamd, offline_signature_db, work_dir) -> MediaConfig:
+    """Scanning through the suite's clamd (tests/support/clamd.py), or with
+    clamscan for a test marked ``clamscan``."""
+    return MediaConfig(clamd_socket=scanning_socket(request, suite_clamd),
+                       clamav_db=offline_signature_db, work_dir=str(work_dir))
 
 
 @pytest.fixture(scope="session")
@@ -125,31 +128,9 @@ def probe_file():
 @pytest.fixture(scope="session")
 def clamd(tmp_path_factory, offline_signature_db):
     """A real clamd on a private unix socket with the test database and a
-    1 MiB StreamMaxLength, for the zINSTREAM path."""
-    binary = shutil.which("clamd", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
-    assert binary, "clamd is installed on this machine"
-    root = tmp_path_factory.mktemp("clamd")
-    sock = root / "clamd.sock"
-    conf = root / "clamd.conf"
-    conf.write_text(
-        f"LocalSocket {sock}\nDatabaseDirectory {offline_signature_db}\nForeground yes\n"
-        f"StreamMaxLength 1M\nAlertExceedsMax yes\nLogFile {root / 'clamd.log'}\n"
-        f"TemporaryDirectory {root}\n"
-    )
-    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not sock.exists():
-        assert proc.poll() is None, "clamd exited at start"
-        assert time.monotonic() < deadline, "clamd did not open its socket"
-        time.sleep(0.05)
-    yield str(sock)
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    1 MiB StreamMaxLength, for the zINSTREAM path's limit."""
+    with running_clamd(tmp_path_factory.mktemp("clamd"), offline_signature_db, "1M") as sock:
+        yield sock
 
 
 # -- the app, for the HTTP tests ---------------------------------------------------

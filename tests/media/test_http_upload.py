@@ -171,6 +171,7 @@ def test_an_upload_above_the_ceiling_is_413(make_app):
     ("ffmpeg", "video.mp4", "ffmpeg"),
     ("ffprobe", "song.mp3", "ffprobe"),
 ])
+@pytest.mark.clamscan
 def test_a_missing_tool_fails_closed(app, bot, samples, storage, tool, sample, dependency):
     app.config["MEDIA"] = dataclasses.replace(app.config["MEDIA"],
                                               **{tool: f"/nonexistent/{tool}"})
@@ -181,6 +182,7 @@ def test_a_missing_tool_fails_closed(app, bot, samples, storage, tool, sample, d
     storage.assert_nothing_stored()
 
 
+@pytest.mark.clamscan
 def test_a_missing_signature_database_fails_closed(app, bot, samples, storage, tmp_path):
     app.config["MEDIA"] = dataclasses.replace(app.config["MEDIA"],
                                               clamav_db=str(tmp_path / "no-db"))
@@ -190,6 +192,7 @@ def test_a_missing_signature_database_fails_closed(app, bot, samples, storage, t
     storage.assert_nothing_stored()
 
 
+@pytest.mark.clamscan
 def test_a_503_is_not_kept_under_the_idempotency_key(app, bot, samples, storage):
     media = app.config["MEDIA"]
     app.config["MEDIA"] = dataclasses.replace(media, clamscan="/nonexistent/clamscan")

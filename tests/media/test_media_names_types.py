@@ -106,6 +106,7 @@ def test_empty_file(reject):
     reject(b"", "x.png", "empty_file")
 
 
+@pytest.mark.clamscan
 def test_names_never_reach_a_command_line(upload, ffmpeg_make, monkeypatch, config):
     """The user's name appears in no argv and no working directory."""
     from botsvc.media import av, pdf, runner, scanner

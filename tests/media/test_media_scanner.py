@@ -16,6 +16,9 @@ from botsvc.media.signatures import DB_FILE, eicar_bytes, has_signatures
 CLEAN_TEXT = b"nothing to see here\n"
 
 
+pytestmark = pytest.mark.clamscan   # its tests; clamd_config below for clamd
+
+
 def test_eicar_bytes_are_the_standard_test_string():
     data = eicar_bytes()
     assert len(data) == 68

@@ -112,6 +112,7 @@ def test_check_dependencies_passes_with_the_real_tools(config):
     check_dependencies(config)
 
 
+@pytest.mark.clamscan
 def test_check_dependencies_names_what_is_missing(config, tmp_path, monkeypatch):
     expect_503(lambda: check_dependencies(dataclasses.replace(config, ffmpeg="/nonexistent/ffmpeg")), "ffmpeg")
     expect_503(lambda: check_dependencies(dataclasses.replace(config, ffprobe="/nonexistent/fp")), "ffprobe")

@@ -96,6 +96,7 @@ def test_a_missing_media_tool_only_degrades(client, tmp_path, monkeypatch):
         "database": "ok", "media": "ffmpeg_unavailable", "disk": "ok"}}
 
 
+@pytest.mark.clamscan
 def test_a_scanner_without_signatures_only_degrades(make_app, tmp_path):
     client = make_app(clamav_db=str(tmp_path)).test_client()   # an empty directory
     response = readyz_probing_the_tools_now(client)
@@ -276,6 +277,7 @@ def test_broadcast_recipients_are_counted_by_final_status(app, bot, start_chat, 
         assert conn.execute("SELECT COUNT(*) FROM broadcast_recipients").fetchone()[0] == 5
 
 
+@pytest.mark.clamscan
 def test_uploads_are_counted_clean_or_by_reason(bot):
     clean, empty = (counted("botsvc_uploads_total", result=result)
                     for result in ("clean", "empty_file"))

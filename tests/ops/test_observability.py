@@ -277,7 +277,6 @@ def test_broadcast_recipients_are_counted_by_final_status(app, bot, start_chat, 
         assert conn.execute("SELECT COUNT(*) FROM broadcast_recipients").fetchone()[0] == 5
 
 
-@pytest.mark.clamscan
 def test_uploads_are_counted_clean_or_by_reason(bot):
     clean, empty = (counted("botsvc_uploads_total", result=result)
                     for result in ("clean", "empty_file"))

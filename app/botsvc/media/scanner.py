@@ -15,6 +15,7 @@ import socket
 import struct
 import time
 
+from botsvc import metrics
 from botsvc.errors import Reason, dependency_unavailable, media_rejected
 
 from .config import MediaConfig
@@ -130,7 +131,11 @@ def _talk(config: MediaConfig, command: bytes, path: str | None = None) -> str:
 
 
 def _scan_clamd(config: MediaConfig, path: str) -> str | None:
-    answer = _talk(config, b"zINSTREAM\0", path)
+    started = time.monotonic()
+    try:
+        answer = _talk(config, b"zINSTREAM\0", path)
+    finally:   # counted as a clamscan run is (botsvc_media_tool_duration_seconds)
+        metrics.media_tool("clamav", time.monotonic() - started)
     if answer == "stream: OK":
         return None
     if answer.startswith("stream: ") and answer.endswith(" FOUND"):

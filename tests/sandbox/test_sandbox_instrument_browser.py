@@ -69,6 +69,15 @@ def command_of(driver, label_part: str) -> str | None:
         label_part)
 
 
+def curl_of(driver, url_part: str) -> str:
+    """The inspector's "Copy as curl" once it is the inspected call's (the
+    one inspected before is shown until the new one renders: both are "The
+    bot's message")."""
+    wait_for(driver, lambda d: url_part in (command_of(d, "Copy as curl") or ""),
+             SLOW_DEADLINE, f"the curl of {url_part}")
+    return command_of(driver, "Copy as curl")
+
+
 def inspect(driver, css: str, title_part: str) -> None:
     click_js(driver, css)
     wait_for(driver, lambda d: title_part in d.execute_script(
@@ -235,8 +244,7 @@ def right_to_left_text_and_copy_as_curl_as_sent(probe: Probe) -> None:
         files={"photo": ("p.png", io.BytesIO(walk.photo_png()), "image/png")},
         timeout=30).json()["result"]
     inspect(browser, f"#msg-{photo['message_id']} .text", "The bot's message")
-    wait_for(browser, lambda d: command_of(d, "Copy as curl"), SLOW_DEADLINE, "its curl")
-    command = command_of(browser, "Copy as curl")
+    command = curl_of(browser, "/v2/sendPhoto")
     assert "--form-string 'caption=@alice <b>'" in command
     assert "-F 'photo=@p.png'" in command and "-F 'caption" not in command
     formed = probe.formed = requests.post(
@@ -244,8 +252,7 @@ def right_to_left_text_and_copy_as_curl_as_sent(probe: Probe) -> None:
         data={"chat_id": chat_id, "text": "Sure?", "reply_markup": KEYBOARD},
         timeout=30).json()["result"]
     inspect(browser, f"#msg-{formed['message_id']} .text", "The bot's message")
-    wait_for(browser, lambda d: command_of(d, "Copy as curl"), SLOW_DEADLINE, "its curl")
-    command = command_of(browser, "Copy as curl")
+    command = curl_of(browser, "/v2/sendMessage")
     assert f"--data-urlencode 'reply_markup={KEYBOARD}'" in command
     assert "--data-urlencode 'text=Sure?'" in command and "application/json" not in command
     bot.call("editMessageText", chat_id=chat_id, message_id=formed["message_id"],

@@ -127,8 +127,8 @@ def offline_scanner(request, suite_clamd, offline_signature_db) -> dict:
     """Settings that scan uploads with the offline database, through the
     suite's clamd, or with clamscan for a test marked ``clamscan``: what a
     module that uploads returns from its ``scanner_settings``."""
-    return {"clamav_db": offline_signature_db, "clamd_socket": scanning_socket(request, suite_clamd)}
-
+    return {"clamav_db": offline_signature_db,
+            "clamd_socket": scanning_socket(request, suite_clamd)}
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ request.
 Why not SQLite's ``PRAGMA query_only``, as first built: like every flag
 pragma, setting it expires every statement the connection has prepared,
 and SQLite compiles each again at its next use. Set and cleared once per
-request, it had every request compile all its SQL anew: a quarter of a
+request, it had every request compile all its SQL anew: a fifth of a
 sendMessage's instructions, and most of what the call log's own
 statements cost a lone call (measured with callgrind; docs/call-log.md).
 """
